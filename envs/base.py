@@ -6,7 +6,8 @@ An env is a `gymnasium.Env` whose observations and actions are strings:
     obs, reward, terminated, truncated, info = env.step("click[buy now]")
     handle = env.snapshot(); sibling = handle.restore()   # new, independent, live env
 
-Subclasses implement `_reset`, `_step`, `expert_action`, `vocabulary` and `num_tasks`, and keep
+Subclasses implement `_reset`, `_step`, `expert_action`, `vocabulary` and `num_tasks` (and put the
+task text in `info["task"]` at reset), and keep
 everything that changes during an episode in `self.state` (a plain picklable object). The base class
 then gives them an exact deep-copy `snapshot()`. An env whose state cannot be deep-copied overrides
 `snapshot()` (ALFWorld: native planner state) or falls back to `ReplaySnapshot`.
@@ -61,6 +62,11 @@ class TextEnv(gym.Env):
     def expert_action(self) -> str:
         """The expert's next action from the current state (for SFT demonstrations)."""
         raise NotImplementedError
+
+    def demo_action(self, rng) -> str:
+        """The action a demonstrator takes for SFT: by default the expert's. Envs override this to make
+        systematic, state-dependent mistakes, so that a cloned policy is wrong in ways RL can fix."""
+        return self.expert_action()
 
     def vocabulary(self) -> list[str]:
         """Every word the env can emit or accept (to build a word-level tokenizer)."""
