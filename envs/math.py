@@ -4,8 +4,9 @@
     question, info = env.reset(options={"task_id": 7})
     _, reward, terminated, truncated, info = env.step("28 + 13 = 41 ; 41 * 3 = 123 ; \\boxed{123}")
 
-One episode is one problem and one answer: `step(solution_text)` ends it with reward 1.0 when the
-final answer is correct, else 0.0. `info` carries `won`, `invalid` (no final answer could be
+One episode is one problem and one answer. `reset` returns the question, with `info` holding `task`
+(the question again), `task_id`, `kind` and `level`. `step(solution_text)` ends the episode with
+reward 1.0 when the final answer is correct, else 0.0; its `info` carries `won`, `invalid` (no final answer could be
 extracted), `answer` (the gold answer string), `predicted` (the extracted answer or None) and
 `task_id`. A step after the episode ended is invalid with reward 0.
 
@@ -410,7 +411,7 @@ class MathEnv(TextEnv):
         p = self.problem(task_id)
         self.state = {"task_id": task_id, "question": p.question, "solution": p.solution, "answer": p.answer,
                       "kind": p.kind, "level": p.level, "done": False}
-        return p.question, {"task_id": task_id, "kind": p.kind, "level": p.level}
+        return p.question, {"task": p.question, "task_id": task_id, "kind": p.kind, "level": p.level}
 
     def _step(self, action):
         s = self.state

@@ -59,7 +59,7 @@ def test_expert_solves_every_test_task(kind, level):
     assert env.num_tasks == 500
     for task_id in range(env.num_tasks):
         question, info = env.reset(options={"task_id": task_id})
-        assert (info["level"], info["kind"]) == (level, kind)
+        assert (info["level"], info["kind"], info["task"]) == (level, kind, question)
         solution = env.expert_action()
         steps = solution.split(" ; ")
         assert len(steps) == level + 1 and steps[-1].startswith("\\boxed{")

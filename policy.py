@@ -1,0 +1,262 @@
+"""The policy every algorithm script starts from: prompt format, tokenizer, model, SFT warm start.
+
+All four scripts import this module so that they start from the *same* SFT checkpoint and see the
+same prompts (a fair matched-compute comparison); nothing algorithmic lives here.
+
+- `--model tiny` (default): a 2-layer, hidden-128 `LlamaForCausalLM` with a word-level tokenizer built
+  from the env's vocabulary, warm-started by SFT on the env's demonstrations (deliberately imperfect
+  on WebShop, see `envs.webshop`), saved with `save_pretrained` under `cache/` and reused.
+- `--model NAME_OR_DIR`: any Hugging Face causal LM already on disk, with its own chat template.
+  Nothing is downloaded at run time.
+
+Prompt layout (DESIGN.md section 4: a 2-layer model copies only over short distances, so the task
+text sits right before the action slot):
+    {older turns: obs | act : action ||} {obs} | last : {last action} | [admissible : a , b |] {task} | act :
+then the action tokens and EOS.
+
+Run alone to (re)build the warm start: `python policy.py --env webshop`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import random
+import shutil
+import time
+from dataclasses import asdict, dataclass
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded at run time
+
+import torch
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+from tqdm import tqdm
+from transformers import (AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM,
+                          PreTrainedTokenizerFast)
+
+from envs import make_env
+
+# ---------------------------------------------------------------------------------------------------
+# Prompt format
+# ---------------------------------------------------------------------------------------------------
+SYSTEM_PROMPTS = {
+    "webshop": "You are shopping online. Reply with exactly one action: search[query] or click[button].",
+    "math": "Solve the problem step by step and end with the final answer as \\boxed{N}.",
+    "alfworld": "You are a household robot. Reply with exactly one admissible command.",
+}
+PROMPT_WORDS = ["last", "act", "none", "admissible", "|", "||", ":", ","]
+
+
+def format_prompt(task: str, obs: str, history: list[tuple[str, str]], window: int = 0,
+                  admissible: list[str] | None = None) -> str:
+    """The user message for one decision: `window` older (obs, action) turns, then the current one."""
+    parts = [f"{o} | act : {a} ||" for o, a in history[-window:]] if window > 0 else []
+    parts += [obs, f"last : {history[-1][1] if history else 'none'}"]
+    if admissible:
+        parts.append("admissible : " + " , ".join(admissible))
+    if task and task != obs:
+        parts.append(task)
+    parts.append("act :")
+    return " | ".join(parts)
+
+
+def encode_prompt(tokenizer, env_name: str, user_text: str) -> list[int]:
+    """Token ids of the chat-formatted prompt, ending where the action starts."""
+    messages = [{"role": "system", "content": SYSTEM_PROMPTS.get(env_name, "")},
+                {"role": "user", "content": user_text}]
+    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Word-level tokenizer for the tiny model
+# ---------------------------------------------------------------------------------------------------
+# Words with their leading space, single digits, single punctuation marks: lossless, so the action text
+# the model generates decodes exactly (e.g. `click[b07xyz]`).
+PRETOKENIZE_PATTERN = r" ?\p{L}+| ?\p{N}| ?[^\s\p{L}\p{N}]|\s+"
+SPECIAL_TOKENS = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<bos>", "eos_token": "<eos>"}
+# The tiny model has no roles: it sees BOS and the user message (the system prompt is for real models).
+TINY_CHAT_TEMPLATE = ("{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
+                      "{{ message['content'] }}{% endif %}{% endfor %}")
+
+
+def build_word_tokenizer(words: list[str]) -> PreTrainedTokenizerFast:
+    pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(PRETOKENIZE_PATTERN), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    pieces = set(pre_tokenizers.ByteLevel.alphabet())  # every single character stays encodable
+    pieces |= {"Ġ" + c for c in pre_tokenizers.ByteLevel.alphabet()}
+    for word in words:
+        for text in (word, " " + word):
+            pieces.update(piece for piece, _ in pre_tokenizer.pre_tokenize_str(text))
+    vocab = {token: i for i, token in enumerate(list(SPECIAL_TOKENS.values()) + sorted(pieces))}
+    tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token=SPECIAL_TOKENS["unk_token"]))
+    tokenizer.pre_tokenizer = pre_tokenizer
+    tokenizer.decoder = decoders.ByteLevel()
+    wrapped = PreTrainedTokenizerFast(tokenizer_object=tokenizer, **SPECIAL_TOKENS)
+    wrapped.chat_template = TINY_CHAT_TEMPLATE
+    return wrapped
+
+
+def build_tiny_model(tokenizer, hidden_size: int = 128, num_layers: int = 2, num_heads: int = 4,
+                     max_positions: int = 2048) -> LlamaForCausalLM:
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=4 * hidden_size,
+                         num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_heads,
+                         max_position_embeddings=max_positions, tie_word_embeddings=True,
+                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id)
+    return LlamaForCausalLM(config)
+
+
+# ---------------------------------------------------------------------------------------------------
+# SFT warm start
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class WarmStartConfig:
+    env: str
+    seed: int = 0
+    episodes: int = 2000
+    steps: int = 1500
+    batch_size: int = 32
+    learning_rate: float = 2e-3
+    history_window: int = 0
+    include_admissible: bool = False
+    hidden_size: int = 128
+    num_layers: int = 2
+
+
+# Per-env SFT budgets, chosen so the cloned policy starts well below the expert (room for RL).
+WARM_START_DEFAULTS = {
+    "webshop": dict(episodes=2000, steps=1500, batch_size=32, learning_rate=2e-3),
+    "math": dict(episodes=20000, steps=900, batch_size=64, learning_rate=2e-3),
+    "alfworld": dict(episodes=600, steps=1500, batch_size=32, learning_rate=2e-3, include_admissible=True),
+}
+
+
+def collect_demonstrations(config: WarmStartConfig, env_kwargs: dict) -> list[tuple[str, str]]:
+    """(user prompt text, action text) pairs from the env's demonstrator on the train split."""
+    env = make_env(config.env, split="train", **env_kwargs)
+    rng = random.Random(config.seed)
+    pairs = []
+    for _ in tqdm(range(config.episodes), desc="demonstrations", leave=False):
+        obs, info = env.reset(options={"task_id": rng.randrange(env.num_tasks)})
+        history: list[tuple[str, str]] = []
+        done = False
+        while not done:
+            action = env.demo_action(rng)
+            admissible = info.get("admissible_actions") if config.include_admissible else None
+            pairs.append((format_prompt(info.get("task", ""), obs, history, config.history_window, admissible), action))
+            history.append((obs, action))
+            obs, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+    return pairs
+
+
+def sft(model, tokenizer, env_name: str, pairs: list[tuple[str, str]], config: WarmStartConfig) -> list[float]:
+    """Behaviour cloning: next-token loss on the action tokens (and EOS) only."""
+    examples = []
+    for user_text, action in pairs:
+        prompt_ids = encode_prompt(tokenizer, env_name, user_text)
+        action_ids = tokenizer(action, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        examples.append((prompt_ids, action_ids))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
+    warmup = max(1, config.steps // 20)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (
+        1 + math.cos(math.pi * min(1.0, s / config.steps))))
+    rng = random.Random(config.seed)
+    losses = []
+    model.train()
+    progress = tqdm(range(config.steps), desc=f"SFT warm start ({env_name})")
+    for _ in progress:
+        batch = [examples[rng.randrange(len(examples))] for _ in range(config.batch_size)]
+        length = max(len(p) + len(a) for p, a in batch)
+        input_ids = torch.full((len(batch), length), tokenizer.pad_token_id)
+        labels = torch.full((len(batch), length), -100)
+        attention_mask = torch.zeros((len(batch), length), dtype=torch.long)
+        for row, (p, a) in enumerate(batch):
+            input_ids[row, : len(p) + len(a)] = torch.tensor(p + a)
+            labels[row, len(p): len(p) + len(a)] = torch.tensor(a)
+            attention_mask[row, : len(p) + len(a)] = 1
+        loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        losses.append(loss.item())
+        progress.set_postfix(loss=f"{sum(losses[-50:]) / len(losses[-50:]):.3f}")
+    model.eval()
+    return losses
+
+
+def warm_start_dir(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) -> str:
+    key = json.dumps({"config": asdict(config), "env_kwargs": env_kwargs}, sort_keys=True)
+    return os.path.join(cache_dir, f"{config.env}-tiny-sft{config.seed}-{hashlib.sha1(key.encode()).hexdigest()[:10]}")
+
+
+def build_warm_start(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) -> str:
+    """Train the tiny SFT policy unless it is cached; returns its directory (atomic: tmp dir + rename)."""
+    path = warm_start_dir(config, env_kwargs, cache_dir)
+    if os.path.exists(os.path.join(path, "config.json")):
+        return path
+    torch.manual_seed(config.seed)
+    start = time.time()
+    env = make_env(config.env, split="train", **env_kwargs)
+    tokenizer = build_word_tokenizer(env.vocabulary() + PROMPT_WORDS + SYSTEM_PROMPTS.get(config.env, "").split())
+    pairs = collect_demonstrations(config, env_kwargs)
+    model = build_tiny_model(tokenizer, config.hidden_size, config.num_layers)
+    losses = sft(model, tokenizer, config.env, pairs, config)
+    tmp_path = f"{path}.tmp{os.getpid()}"
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    with open(os.path.join(tmp_path, "warm_start.json"), "w") as f:
+        json.dump({"config": asdict(config), "env_kwargs": env_kwargs, "num_examples": len(pairs),
+                   "final_loss": sum(losses[-50:]) / len(losses[-50:]), "seconds": time.time() - start}, f, indent=1)
+    os.makedirs(cache_dir, exist_ok=True)
+    if os.path.exists(path):  # another process finished first
+        shutil.rmtree(tmp_path)
+    else:
+        os.replace(tmp_path, path)
+    return path
+
+
+def load_policy(model_name: str, env_name: str, env_kwargs: dict, cache_dir: str = "cache", sft_seed: int = 0,
+                **warm_start_overrides):
+    """(model, tokenizer, model_dir): the cached tiny SFT policy for `model_name == "tiny"`, else a local HF model."""
+    if model_name == "tiny":
+        defaults = dict(WARM_START_DEFAULTS.get(env_name, {}))
+        defaults.update({k: v for k, v in warm_start_overrides.items() if v is not None})
+        model_dir = build_warm_start(WarmStartConfig(env=env_name, seed=sft_seed, **defaults), env_kwargs, cache_dir)
+    else:
+        model_dir = model_name
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True, dtype=torch.float32)
+    except OSError as error:
+        raise SystemExit(f"cannot load model {model_name!r}: {error}\nNothing is downloaded at run time: pass "
+                         "`--model tiny` or a local directory / an already cached Hugging Face model.") from None
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if tokenizer.chat_template is None:
+        raise SystemExit(f"model {model_name!r} has no chat template; use an instruct/chat model")
+    return model.eval(), tokenizer, model_dir
+
+
+if __name__ == "__main__":
+    import tyro
+
+    @dataclass
+    class WarmStartArgs:
+        env: str = "webshop"
+        """environment whose demonstrations are cloned"""
+        sft_seed: int = 0
+        """seed of the warm start (demos, init, batches)"""
+        cache_dir: str = "cache"
+        """where warm-started policies are cached"""
+
+    cli = tyro.cli(WarmStartArgs)
+    _, _, directory = load_policy("tiny", cli.env, {}, cli.cache_dir, cli.sft_seed)
+    print(f"warm-started policy: {directory}")
