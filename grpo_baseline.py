@@ -113,6 +113,8 @@ class Args:
     """held-out split"""
     checkpoint_every: int = 10
     """write checkpoint.pt every this many steps (atomically)"""
+    stop_at_step: int | None = None
+    """checkpoint and exit after this step (run a long job in chunks; continue with --resume)"""
 
     # Algorithm specific arguments
     advantage: Literal["grpo", "rloo"] = "grpo"
@@ -415,7 +417,8 @@ def main(args: Args) -> str:
         run_dir = args.resume
         with open(os.path.join(run_dir, "config.json")) as f:
             saved = json.load(f)
-        args = Args(**{**saved, "resume": run_dir, "total_steps": args.total_steps or saved["total_steps"]})
+        args = Args(**{**saved, "resume": run_dir, "total_steps": args.total_steps or saved["total_steps"],
+                       "stop_at_step": args.stop_at_step})
     else:
         args = apply_env_defaults(args)
         run_dir = os.path.join(args.runs_dir, f"{args.env}__{args.exp_name}__{args.seed}__{int(time.time())}")
@@ -486,7 +489,8 @@ def main(args: Args) -> str:
                    f"greedy {greedy['reward']:.3f}")
         plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
 
-    progress = tqdm(range(start_step, args.total_steps), initial=start_step, total=args.total_steps, desc="steps")
+    last_step = min(args.total_steps, args.stop_at_step or args.total_steps)
+    progress = tqdm(range(start_step, last_step), initial=start_step, total=args.total_steps, desc="steps")
     for step in progress:
         if step % args.eval_every == 0 and not any(r["step"] == step and "eval_success_greedy" in r for r in rows):
             run_evaluation(step)
@@ -550,12 +554,15 @@ def main(args: Args) -> str:
                    f"invalid {row['invalid_action_rate']:.3f} | loss {row['policy_loss']:+.4f} "
                    f"kl {row['approx_kl']:.4f} clip {row['clipfrac']:.3f} ent {row['entropy']:.3f} | "
                    f"{row['step_seconds']:.1f}s")
-        if (step + 1) % args.checkpoint_every == 0 or step + 1 == args.total_steps:
+        if (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
             save_checkpoint(checkpoint_path, {
                 "model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                 "step": step + 1, "rows": rows, "task_rng": task_rng.getstate(), "python_rng": random.getstate(),
                 "numpy_rng": np.random.get_state(), "torch_rng": torch.get_rng_state()})
 
+    if last_step < args.total_steps:
+        print(f"stopped at step {last_step}; continue with --resume {run_dir}")
+        return run_dir
     if not any(r["step"] == args.total_steps and "eval_success_greedy" in r for r in rows):
         run_evaluation(args.total_steps)
     model.save_pretrained(os.path.join(run_dir, "final_model"))
