@@ -191,7 +191,8 @@ def test_goals_follow_the_template(env):
         product = env.world.by_asin[goal["asin"]]
         assert goal["instruction_text"].startswith("Find me ")
         assert goal["instruction_text"].endswith(f"and price lower than {goal['price_upper']:.2f} dollars")
-        assert set(goal["attributes"]) <= set(product["Attributes"])
+        assert goal["attributes"] and set(goal["attributes"]) <= set(product["Attributes"])
+        assert "  " not in goal["instruction_text"]
         assert product["pricing"][0] < goal["price_upper"] <= product["pricing"][0] + 40
         assert goal["price_upper"] % 10 == 0
         for name, value in goal["goal_options"].items():
