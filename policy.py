@@ -10,7 +10,7 @@ same prompts (a fair matched-compute comparison); nothing algorithmic lives here
   Nothing is downloaded at run time.
 
 Prompt layout (DESIGN.md section 4: a 2-layer model copies only over short distances, so the task
-text sits right before the action slot):
+text sits right before the action slot, and is removed from the observation where it also appears):
     {older turns: obs | act : action ||} {obs} | last : {last action} | [admissible : a , b |] {task} | act :
 then the action tokens and EOS.
 
@@ -53,6 +53,8 @@ def format_prompt(task: str, obs: str, history: list[tuple[str, str]], window: i
                   admissible: list[str] | None = None) -> str:
     """The user message for one decision: `window` older (obs, action) turns, then the current one."""
     parts = [f"{o} | act : {a} ||" for o, a in history[-window:]] if window > 0 else []
+    if task and task != obs:  # the task is shown once, right before the action slot
+        obs = obs.replace(task, "")
     parts += [obs, f"last : {history[-1][1] if history else 'none'}"]
     if admissible:
         parts.append("admissible : " + " , ".join(admissible))
@@ -172,15 +174,19 @@ def sft(model, tokenizer, env_name: str, pairs: list[tuple[str, str]], config: W
     progress = tqdm(range(config.steps), desc=f"SFT warm start ({env_name})")
     for _ in progress:
         batch = [examples[rng.randrange(len(examples))] for _ in range(config.batch_size)]
-        length = max(len(p) + len(a) for p, a in batch)
+        # left padding puts every action at the end, so only the last `width` positions need logits
+        length, width = max(len(p) + len(a) for p, a in batch), max(len(a) for _, a in batch)
         input_ids = torch.full((len(batch), length), tokenizer.pad_token_id)
-        labels = torch.full((len(batch), length), -100)
         attention_mask = torch.zeros((len(batch), length), dtype=torch.long)
+        targets = torch.full((len(batch), width), -100)
         for row, (p, a) in enumerate(batch):
-            input_ids[row, : len(p) + len(a)] = torch.tensor(p + a)
-            labels[row, len(p): len(p) + len(a)] = torch.tensor(a)
-            attention_mask[row, : len(p) + len(a)] = 1
-        loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+            input_ids[row, length - len(p) - len(a):] = torch.tensor(p + a)
+            attention_mask[row, length - len(p) - len(a):] = 1
+            targets[row, width - len(a):] = torch.tensor(a)
+        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                       logits_to_keep=width + 1).logits[:, :-1]
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1))
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -68,7 +68,7 @@ than {X:.2f} dollars", with X drawn as in WebShop (two of the four multiples of 
 the larger one); pricier copies are never goal targets. Splits as in WebShop: goals shuffled with
 random.Random(233), test = first 500, eval = next 1000, train = rest, where 500 and 1000 are scaled
 by n / 6910 when there are n < 6910 goals (rounded; at least 1 each when n >= 3): the default 1000
-goals give test 72, eval 145, train 783 (num_goals=2800 gives 203 test goals).
+goals give test 72, eval 145, train 783; the default 3000 goals give test 217, eval 434, train 2349.
 
 WebShop data (`data_dir`): `items_shuffle_1000.json` (or `items_shuffle.json`), `items_ins_v2_1000.json`
 (or `items_ins_v2.json`) and, optionally, `items_human_ins.json` are loaded with WebShop's product
@@ -943,7 +943,7 @@ def expert_query(instruction: str) -> str:
 class WebShopEnv(TextEnv):
     """WebShop-compatible text shopping env (see the module docstring)."""
 
-    def __init__(self, split: str = "train", num_products: int | None = 300, num_goals: int = 1000, seed: int = 0,
+    def __init__(self, split: str = "train", num_products: int | None = 300, num_goals: int = 3000, seed: int = 0,
                  max_steps: int = 15, results_per_page: int = 10, data_dir: str | None = None,
                  human_goals: bool | None = None, search_anywhere: bool = False):
         super().__init__(split=split, num_products=num_products, num_goals=num_goals, seed=seed, max_steps=max_steps,
@@ -1054,6 +1054,7 @@ class WebShopEnv(TextEnv):
             "won": s.reward >= 1.0 - 1e-9, "invalid": invalid,
             "admissible_actions": [f"click[{text}]" for text, kind, _ in s.clickables if kind != "search"],
             "has_search_bar": s.page == "search", "task_id": s.task_id, "goal": s.goal, "page": s.page,
+            "task": s.goal["instruction_text"],
         }
         if s.reward_info is not None:
             info["reward_info"] = s.reward_info
@@ -1162,6 +1163,26 @@ class WebShopEnv(TextEnv):
         if target_page == s.page_num:
             return f"click[{target.lower()}]"
         return f"click[{NEXT_PAGE.lower()}]" if target_page > s.page_num else f"click[{PREV_PAGE.lower()}]"
+
+    def demo_action(self, rng: random.Random, mistake_prob: float = 0.5) -> str:
+        """The SFT demonstrator: the expert with systematic, state-dependent mistakes, so that the cloned
+        policy's most likely action is sometimes wrong and RL has something to fix (DESIGN.md section 4):
+        on a results page it clicks the first hit of the page when that is not the target (with
+        `mistake_prob`); on a wrong item it commits (selects the goal's options there, then buys); on the
+        target it buys before selecting the last goal option (with `mistake_prob`)."""
+        s = self.state
+        target = s.goal.get("asin", "")
+        if s.page == "results" and len(s.results) > (s.page_num - 1) * self.results_per_page:
+            first = s.results[(s.page_num - 1) * self.results_per_page]
+            if first != target and rng.random() < mistake_prob:
+                return f"click[{first.lower()}]"
+        if s.page == "item":
+            pending = [value for name, value in self._goal_option_clicks() if s.options.get(name) != value]
+            if s.asin != target:
+                return f"click[{pending[0]}]" if pending else f"click[{END_BUTTON.lower()}]"
+            if len(pending) == 1 and len(s.goal["goal_options"]) > 1 and rng.random() < mistake_prob:
+                return f"click[{END_BUTTON.lower()}]"
+        return self.expert_action()
 
     def _goal_option_clicks(self) -> list[tuple[str, str]]:
         """(option name, value) pairs to select on the goal product's page for the goal's options."""

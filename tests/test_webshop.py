@@ -207,7 +207,7 @@ def test_splits_and_determinism():
     assert split_sizes(1000) == {"test": 72, "eval": 145, "train": 783}
     assert split_sizes(3) == {"test": 1, "eval": 1, "train": 1}
     sizes = {split: WebShopEnv(split=split).num_tasks for split in ("train", "eval", "test")}
-    assert sizes == {"test": 72, "eval": 145, "train": 783}
+    assert sizes == split_sizes(3000) == {"test": 217, "eval": 434, "train": 2349}
     a, b = generate_catalog(seed=0), generate_catalog(seed=0)
     assert a == b
     c = generate_catalog(seed=1)
@@ -714,3 +714,28 @@ def test_real_adapter_reports_missing_package():
             RealWebShopEnv()
     else:  # pragma: no cover
         pytest.skip("web_agent_site is installed")
+
+
+def test_demonstrator_makes_systematic_mistakes():
+    """The SFT demonstrator is the expert plus state-dependent mistakes: it wins clearly less often
+    than the expert, and the same rng seed gives the same demonstrations."""
+    import random
+
+    env = WebShopEnv(split="train")
+
+    def play(seed):
+        rng, actions, wins = random.Random(seed), [], 0
+        for task_id in range(200):
+            _, info = env.reset(options={"task_id": task_id})
+            assert info["task"] == info["goal"]["instruction_text"]
+            done = False
+            while not done:
+                actions.append(env.demo_action(rng))
+                _, _, terminated, truncated, info = env.step(actions[-1])
+                done = terminated or truncated
+            wins += info["won"]
+        return wins / 200, actions
+
+    success, actions = play(0)
+    assert 0.2 < success < 0.6, success
+    assert play(0)[1] == actions
