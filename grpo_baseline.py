@@ -510,13 +510,15 @@ def main(args: Args) -> str:
             for d in episode.decisions:
                 decisions[d].advantage = advantage
 
-        # 3. PPO-clip updates on every decision (observation tokens are in the prompt, never in the loss)
+        # 3. PPO-clip updates. Observation tokens are in the prompt, never in the loss. With beta = 0 a
+        #    decision whose advantage is 0 has no gradient: it is skipped (all-equal groups cost nothing).
         model.train()
+        trainable = [d for d in decisions if d.advantage != 0.0 or args.beta > 0]
         stats_log, grad_norms = [], []
         for _ in range(args.update_epochs):
-            order = torch.randperm(len(decisions)).tolist()
+            order = torch.randperm(len(trainable)).tolist()
             for start in range(0, len(order), args.minibatch_size):
-                batch = [decisions[i] for i in order[start:start + args.minibatch_size]]
+                batch = [trainable[i] for i in order[start:start + args.minibatch_size]]
                 logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
                 width = mask.shape[1]
                 old_logprobs = padded([d.logprobs for d in batch], width)
@@ -544,10 +546,12 @@ def main(args: Args) -> str:
                "invalid_action_rate": sum(e.invalid_actions for e in episodes) / len(decisions),
                "decisions": len(decisions),
                "learning_rate": optimizer.param_groups[0]["lr"],
-               "grad_norm": float(np.mean(grad_norms)),
+               "trained_decisions": len(trainable),
+               "grad_norm": float(np.mean(grad_norms)) if grad_norms else 0.0,
                "rollout_tokens_per_second": num_tokens / rollout_time,
                "step_seconds": time.time() - step_start}
-        row.update({k: float(np.mean([s[k] for s in stats_log])) for k in stats_log[0]})
+        for key in ("policy_loss", "kl_ref", "approx_kl", "clipfrac", "entropy"):
+            row[key] = float(np.mean([s[key] for s in stats_log])) if stats_log else 0.0
         log_row(row)
         progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
         tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "
@@ -576,7 +580,7 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
         "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
         "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
-        "decisions": "charts/decisions", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
+        "decisions": "charts/decisions", "trained_decisions": "charts/trained_decisions", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
         "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
         "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
         "grad_norm": "losses/grad_norm"}

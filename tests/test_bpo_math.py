@@ -1,0 +1,85 @@
+"""BPO's equations on hand-built trees: Eq. 4 (sibling leave-one-out), Eq. 5 (lambda propagation),
+TopM-with-spacing branch point selection, compute matching."""
+
+import random
+
+import pytest
+import torch
+
+from bpo import (Args, Decision, Episode, assign_advantages, backbone_step_advantages, select_branch_points,
+                 sibling_advantages, sibling_step_advantages)
+
+
+def test_eq4_sibling_leave_one_out():
+    advantages = sibling_advantages(torch.tensor([[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]]))
+    assert torch.allclose(advantages[0], torch.tensor([2 / 3, -2 / 3, -2 / 3, 2 / 3]))
+    assert torch.equal(advantages[1], torch.zeros(4))
+    assert torch.allclose(advantages.sum(dim=1), torch.zeros(2), atol=1e-6)  # leave-one-out advantages sum to 0
+
+
+@pytest.mark.parametrize("lam, expected", [
+    (0.0, [0.0, 0.5, 0.0, -1.0, -1.0]),
+    (0.5, [0.5 * 0.5 + 0.125 * -1.0, 0.5 + 0.25 * -1.0, 0.5 * -1.0, -1.0, -1.0]),
+    (1.0, [-0.5, -0.5, -1.0, -1.0, -1.0]),
+])
+def test_eq5_lambda_propagation(lam, expected):
+    # backbone of 5 steps, branch points at steps 1 and 3 with backbone branch advantages 0.5 and -1
+    got = backbone_step_advantages([1, 3], [0.5, -1.0], 5, lam, "sibling")
+    assert got == pytest.approx(expected)
+    # literal Eq. 5: the step after the last branch point has no downstream comparison
+    assert backbone_step_advantages([1, 3], [0.5, -1.0], 5, lam, "zero")[-1] == 0.0
+
+
+def test_sibling_post_branch_credit():
+    assert sibling_step_advantages(0.75, 3, "sibling") == [0.75, 0.75, 0.75]
+    assert sibling_step_advantages(0.75, 3, "zero") == [0.75, 0.0, 0.0]
+
+
+def test_topm_with_spacing():
+    entropies = [0.1, 0.9, 0.8, 0.2, 0.7]
+    positions = [0, 10, 20, 70, 100]
+    rng = random.Random(0)
+    # highest entropy first; 2 is within 64 tokens of 1 and is skipped
+    assert select_branch_points(entropies, positions, 2, 64, "entropy", rng) == [1, 4]
+    assert select_branch_points(entropies, positions, 2, 64, "inverted", rng) == [0, 3]
+    assert select_branch_points(entropies, positions, 2, 0, "entropy", rng) == [1, 2]
+    assert select_branch_points(entropies, positions, 2, 64, "uniform", rng) == [1, 3]
+    assert select_branch_points(entropies, positions, 3, 1000, "entropy", rng) == [1]  # spacing leaves one
+    for seed in range(20):
+        chosen = select_branch_points(entropies, positions, 2, 64, "random", random.Random(seed))
+        assert len(chosen) == 2 and abs(positions[chosen[0]] - positions[chosen[1]]) >= 64
+
+
+def test_assign_advantages_on_a_turn_level_tree():
+    """Backbone of 3 decisions (return 1) with branch points at decisions 0 and 2, K = 2 (one fork
+    each): the fork at 0 has two decisions and return 0, the fork at 2 has one decision and return 1."""
+    args = Args(branch_factor=2, lam=0.5, branch_level="turn", post_branch_credit="sibling")
+    decisions = [Decision([1], [5, 6], [0.0, 0.0], episode=e) for e in (0, 0, 0, 1, 1, 2)]
+    episodes = [Episode(task_id=0, group=0, reward=1.0, decisions=[0, 1, 2]),
+                Episode(task_id=0, group=0, reward=0.0, decisions=[3, 4], branch=0),
+                Episode(task_id=0, group=0, reward=1.0, decisions=[5], branch=1)]
+    branch_advantages = assign_advantages(decisions, episodes, [[0, 2]], args)
+    # Eq. 4 with K = 2: branch 0 -> (1 - 0, 0 - 1) = (1, -1); branch 2 -> (0, 0)
+    assert branch_advantages.tolist() == [1.0, -1.0, 0.0, 0.0]
+    # Eq. 5 on the backbone: t=0: 1 + 0.25 * 0 = 1; t=1: 0.5 * 0 = 0; t=2: 0
+    assert [decisions[d].advantages for d in (0, 1, 2)] == [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]
+    assert [decisions[d].advantages for d in (3, 4)] == [[-1.0, -1.0], [-1.0, -1.0]]
+    args.post_branch_credit = "zero"
+    assign_advantages(decisions, episodes, [[0, 2]], args)
+    assert [decisions[d].advantages for d in (3, 4)] == [[-1.0, -1.0], [0.0, 0.0]]
+
+
+def test_assign_advantages_on_a_token_level_tree():
+    """Math: one action of 4 tokens, branch point at token 2, K = 2; the fork continues from token 2."""
+    args = Args(branch_factor=2, lam=1.0, branch_level="token")
+    decisions = [Decision([1], [5, 6, 7, 8], [0.0] * 4, episode=0), Decision([1, 5, 6], [9, 8], [0.0] * 2, episode=1)]
+    episodes = [Episode(task_id=0, group=0, reward=0.0, decisions=[0]),
+                Episode(task_id=0, group=0, reward=1.0, decisions=[1], branch=0)]
+    assign_advantages(decisions, episodes, [[2]], args)
+    assert decisions[0].advantages == [-1.0, -1.0, -1.0, -1.0]  # pre-branch (lam = 1), branch, post-branch
+    assert decisions[1].advantages == [1.0, 1.0]
+
+
+def test_compute_matching_default():
+    args = Args()
+    assert 1 + args.num_branch_points * (args.branch_factor - 1) == 7
