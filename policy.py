@@ -132,7 +132,7 @@ class WarmStartConfig:
 
 # Per-env SFT budgets, chosen so the cloned policy starts well below the expert (room for RL).
 WARM_START_DEFAULTS = {
-    "webshop": dict(episodes=2000, steps=1500, batch_size=32, learning_rate=2e-3),
+    "webshop": dict(episodes=2000, steps=800, batch_size=32, learning_rate=2e-3),
     "math": dict(episodes=20000, steps=900, batch_size=64, learning_rate=2e-3),
     "alfworld": dict(episodes=600, steps=1500, batch_size=32, learning_rate=2e-3, include_admissible=True),
 }

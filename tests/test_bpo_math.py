@@ -83,3 +83,18 @@ def test_assign_advantages_on_a_token_level_tree():
 def test_compute_matching_default():
     args = Args()
     assert 1 + args.num_branch_points * (args.branch_factor - 1) == 7
+
+
+def test_variance_toy_matches_closed_form():
+    """bench/variance_toy.py: Monte Carlo agrees with K/(K-1)(sigma^2 + nu^2) and K/(K-1) sigma^2."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from variance_toy import closed_form, simulate
+
+    for values, probs, sigma2, k in [((0.8, 0.2), (0.5, 0.5), 0.05, 4), ((0.9, 0.5, 0.1), (0.2, 0.3, 0.5), 0.02, 3)]:
+        grpo, bpo = simulate(values, probs, sigma2, k, groups=100_000, seed=1)
+        grpo_closed, bpo_closed, _ = closed_form(values, probs, sigma2, k)
+        assert grpo == pytest.approx(grpo_closed, rel=0.02) and bpo == pytest.approx(bpo_closed, rel=0.02)
+    assert closed_form((0.8, 0.2), (0.5, 0.5), 0.05, 4)[:2] == pytest.approx((0.18667, 0.06667), abs=1e-4)
