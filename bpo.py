@@ -606,8 +606,8 @@ def main(args: Args) -> str:
     torch.manual_seed(args.seed)
     reference = copy.deepcopy(model).requires_grad_(False) if args.beta > 0 else None
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / args.warmup_steps) * 0.5 * (
-        1 + math.cos(math.pi * min(1.0, s / args.total_steps))))
+    learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / args.warmup_steps) * 0.5 * (
+        1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
     if args.backend == "vllm":
         sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.temperature, args.seed)
     else:
@@ -631,12 +631,14 @@ def main(args: Args) -> str:
         checkpoint = torch.load(checkpoint_path, weights_only=False)
         model.load_state_dict(checkpoint["model"])
         optimizer.load_state_dict(checkpoint["optimizer"])
-        scheduler.load_state_dict(checkpoint["scheduler"])
         start_step, rows = checkpoint["step"], checkpoint["rows"]
         task_rng.setstate(checkpoint["task_rng"])
         random.setstate(checkpoint["python_rng"])
         np.random.set_state(checkpoint["numpy_rng"])
         torch.set_rng_state(checkpoint["torch_rng"])
+        branch_rng.setstate(checkpoint["branch_rng"])
+        grad_norm_window.extend(checkpoint["grad_norm_window"])
+        nondegenerate_steps = checkpoint["nondegenerate_steps"]
         sampler.sync_weights(model)
         print(f"resumed {run_dir} at step {start_step}")
     writer = SummaryWriter(run_dir)
@@ -678,6 +680,7 @@ def main(args: Args) -> str:
         if step % args.eval_every == 0 and not any(r["step"] == step and "eval_success_greedy" in r for r in rows):
             run_evaluation(step)
         step_start = time.time()
+        optimizer.param_groups[0]["lr"] = learning_rate_at(step)
         # 1. rollouts: one backbone per task, K-1 forks at each of its M branch points (Algorithm 1)
         model.eval()
         task_ids = [task_rng.randrange(train_envs[0].num_tasks) for _ in range(args.tasks_per_step)]
@@ -715,7 +718,6 @@ def main(args: Args) -> str:
                 optimizer.step()
                 stats["entropy"] = float((entropy.detach() * mask).sum() / mask.sum())
                 stats_log.append(stats)
-        scheduler.step()
         sampler.sync_weights(model)
 
         # 4. logging and checkpoint
@@ -748,9 +750,11 @@ def main(args: Args) -> str:
                    f"{row['step_seconds']:.1f}s")
         if (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
             save_checkpoint(checkpoint_path, {
-                "model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(),
                 "step": step + 1, "rows": rows, "task_rng": task_rng.getstate(), "python_rng": random.getstate(),
-                "numpy_rng": np.random.get_state(), "torch_rng": torch.get_rng_state()})
+                "numpy_rng": np.random.get_state(), "torch_rng": torch.get_rng_state(),
+                "branch_rng": branch_rng.getstate(), "grad_norm_window": list(grad_norm_window),
+                "nondegenerate_steps": nondegenerate_steps})
 
     if last_step < args.total_steps:
         print(f"stopped at step {last_step}; continue with --resume {run_dir}")
