@@ -75,9 +75,9 @@ def encode_prompt(tokenizer, env_name: str, user_text: str) -> list[int]:
 # ---------------------------------------------------------------------------------------------------
 # Word-level tokenizer for the tiny model
 # ---------------------------------------------------------------------------------------------------
-# Words with their leading space, single digits, single punctuation marks: lossless, so the action text
-# the model generates decodes exactly (e.g. `click[b07xyz]`).
-PRETOKENIZE_PATTERN = r" ?\p{L}+| ?\p{N}| ?[^\s\p{L}\p{N}]|\s+"
+# Upper-case tags such as WebShop's `[SEP]`, words with their leading space, single digits, single
+# punctuation marks: lossless, so the action text the model generates decodes exactly (`click[b07xyz]`).
+PRETOKENIZE_PATTERN = r" ?\[[A-Z]+\]| ?\p{L}+| ?\p{N}| ?[^\s\p{L}\p{N}]|\s+"
 SPECIAL_TOKENS = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<bos>", "eos_token": "<eos>"}
 # The tiny model has no roles: it sees BOS and the user message (the system prompt is for real models).
 TINY_CHAT_TEMPLATE = ("{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
@@ -132,7 +132,7 @@ class WarmStartConfig:
 
 # Per-env SFT budgets, chosen so the cloned policy starts well below the expert (room for RL).
 WARM_START_DEFAULTS = {
-    "webshop": dict(episodes=2000, steps=800, batch_size=32, learning_rate=2e-3),
+    "webshop": dict(episodes=2000, steps=1500, batch_size=32, learning_rate=2e-3),
     "math": dict(episodes=20000, steps=900, batch_size=64, learning_rate=2e-3),
     "alfworld": dict(episodes=600, steps=1500, batch_size=32, learning_rate=2e-3, include_admissible=True),
 }
@@ -199,7 +199,8 @@ def sft(model, tokenizer, env_name: str, pairs: list[tuple[str, str]], config: W
 
 
 def warm_start_dir(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) -> str:
-    key = json.dumps({"config": asdict(config), "env_kwargs": env_kwargs}, sort_keys=True)
+    key = json.dumps({"config": asdict(config), "env_kwargs": env_kwargs, "tokenizer": PRETOKENIZE_PATTERN},
+                     sort_keys=True)
     return os.path.join(cache_dir, f"{config.env}-tiny-sft{config.seed}-{hashlib.sha1(key.encode()).hexdigest()[:10]}")
 
 
