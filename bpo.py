@@ -38,7 +38,6 @@ from typing import Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 import tyro
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
@@ -347,7 +346,8 @@ def select_branch_points(entropies: list[float], positions: list[int], num_point
     `uniform` equally spaced candidates (the Table 3 ablations)."""
     candidates = list(range(len(entropies)))
     if schedule == "uniform":
-        spots = np.linspace(0, len(candidates) - 1, num_points + 2)[1:-1] if len(candidates) > num_points else candidates
+        spots = np.linspace(0, len(candidates) - 1, num_points + 2)[1:-1] if len(candidates) > num_points \
+            else candidates
         return sorted({int(round(x)) for x in spots})
     if schedule == "entropy":
         candidates.sort(key=lambda c: -entropies[c])
@@ -775,7 +775,8 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "decisions": "charts/decisions", "sibling_success": "charts/sibling_success_rate",
         "returns_per_task": "charts/returns_per_task", "advantage_variance": "charts/advantage_variance",
         "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
-        "snapshot_percent": "charts/snapshot_percent_of_rollout", "trained_decisions": "charts/trained_decisions", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
+        "snapshot_percent": "charts/snapshot_percent_of_rollout", "trained_decisions": "charts/trained_decisions",
+        "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
         "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
         "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
         "grad_norm": "losses/grad_norm"}

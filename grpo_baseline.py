@@ -34,7 +34,6 @@ from typing import Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 import tyro
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
@@ -579,7 +578,8 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
         "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
         "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
-        "decisions": "charts/decisions", "trained_decisions": "charts/trained_decisions", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
+        "decisions": "charts/decisions", "trained_decisions": "charts/trained_decisions",
+        "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
         "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
         "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
         "grad_norm": "losses/grad_norm"}
