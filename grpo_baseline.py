@@ -155,9 +155,9 @@ class HFSampler:
         """Sampled action token ids (EOS included when reached) and their log-probs, per prompt."""
         unique = list(dict.fromkeys(tuple(p) for p in prompts))
         row_of = {p: i for i, p in enumerate(unique)}
-        length = max(len(p) for p in unique)
-        input_ids = torch.full((len(unique), length), self.tokenizer.pad_token_id)
-        attention_mask = torch.zeros((len(unique), length), dtype=torch.long)
+        length, device = max(len(p) for p in unique), self.model.device
+        input_ids = torch.full((len(unique), length), self.tokenizer.pad_token_id, device=device)
+        attention_mask = torch.zeros((len(unique), length), dtype=torch.long, device=device)
         for i, p in enumerate(unique):  # left padding: every prompt ends at the last column
             input_ids[i, length - len(p):] = torch.tensor(p)
             attention_mask[i, length - len(p):] = 1
@@ -165,7 +165,7 @@ class HFSampler:
         cache = DynamicCache(config=self.model.config)
         logits = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
                             past_key_values=cache, logits_to_keep=1).logits[:, -1]
-        rows = torch.tensor([row_of[tuple(p)] for p in prompts])
+        rows = torch.tensor([row_of[tuple(p)] for p in prompts], device=device)
         cache.batch_select_indices(rows)  # expand the shared prefixes to one cache row per rollout
         logits, attention_mask, next_position = logits[rows], attention_mask[rows], position_ids[rows, -1] + 1
         active = torch.arange(len(prompts))  # rollouts still generating, in cache-row order
@@ -179,15 +179,15 @@ class HFSampler:
             else:
                 next_tokens = torch.multinomial(step_logprobs.exp(), 1).squeeze(-1)
             chosen = step_logprobs.gather(-1, next_tokens[:, None]).squeeze(-1)
-            for j, i in enumerate(active.tolist()):
-                tokens[i].append(int(next_tokens[j]))
-                logprobs[i].append(float(chosen[j]))
+            for i, token, logprob in zip(active.tolist(), next_tokens.tolist(), chosen.tolist()):
+                tokens[i].append(token)
+                logprobs[i].append(logprob)
             keep = next_tokens != eos
             if not keep.any():
                 break
             if not keep.all():  # drop finished rollouts from the batch
                 cache.batch_select_indices(keep.nonzero().squeeze(-1))
-                active, next_tokens = active[keep], next_tokens[keep]
+                active, next_tokens = active[keep.cpu()], next_tokens[keep]
                 attention_mask, next_position = attention_mask[keep], next_position[keep]
             attention_mask = torch.cat([attention_mask, torch.ones_like(attention_mask[:, :1])], dim=1)
             logits = self.model(input_ids=next_tokens[:, None], attention_mask=attention_mask,
@@ -344,9 +344,9 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
     """
     lengths = [len(d.prompt_ids) + len(d.action_ids) for d in decisions]
     total, width = max(lengths), max(len(d.action_ids) for d in decisions)
-    input_ids = torch.full((len(decisions), total), pad_token_id)
-    attention_mask = torch.zeros((len(decisions), total), dtype=torch.long)
-    action_mask = torch.zeros((len(decisions), width), dtype=torch.bool)
+    input_ids = torch.full((len(decisions), total), pad_token_id, device=model.device)
+    attention_mask = torch.zeros((len(decisions), total), dtype=torch.long, device=model.device)
+    action_mask = torch.zeros((len(decisions), width), dtype=torch.bool, device=model.device)
     for row, (d, n) in enumerate(zip(decisions, lengths)):
         input_ids[row, total - n:] = torch.tensor(d.prompt_ids + d.action_ids)
         attention_mask[row, total - n:] = 1
@@ -449,6 +449,7 @@ def main(args: Args) -> str:
 
     model, tokenizer, model_dir = load_policy(args.model, args.env, {}, args.cache_dir, args.sft_seed,
                                               steps=args.sft_steps, episodes=args.sft_episodes)
+    model.to("cuda" if torch.cuda.is_available() else "cpu")
     if args.backend == "vllm":
         sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.temperature, args.seed)
     else:
@@ -542,12 +543,12 @@ def main(args: Args) -> str:
                 batch = [trainable[i] for i in order[start:start + args.minibatch_size]]
                 logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
                 width = mask.shape[1]
-                old_logprobs = padded([d.logprobs for d in batch], width)
+                old_logprobs = padded([d.logprobs for d in batch], width).to(model.device)
                 ref_logprobs = None
                 if reference is not None:
                     with torch.no_grad():
                         ref_logprobs = action_logprobs(reference, batch, tokenizer.pad_token_id, args.temperature)[0]
-                batch_advantages = torch.tensor([d.advantage for d in batch])
+                batch_advantages = torch.tensor([d.advantage for d in batch], device=model.device)
                 loss, stats = policy_loss(logprobs, old_logprobs, ref_logprobs, batch_advantages, mask,
                                           args.clip_eps, args.epsilon_high, args.beta)
                 optimizer.zero_grad()
