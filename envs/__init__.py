@@ -23,6 +23,7 @@ from envs.fidelity import FidelityReport, SnapshotFidelityError, check_snapshot_
 ENV_REGISTRY = {
     "webshop": ("envs.webshop", "WebShopEnv"),
     "math": ("envs.math", "MathEnv"),
+    "alfworld": ("envs.alfworld", "AlfWorldEnv"),
 }
 
 
