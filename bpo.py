@@ -610,6 +610,8 @@ def save_checkpoint(path: str, state: dict) -> None:
 def main(args: Args) -> str:
     if args.resume:  # the saved config wins, except for a new --total-steps
         run_dir = args.resume
+        if not os.path.exists(os.path.join(run_dir, "config.json")):
+            raise SystemExit(f"--resume {run_dir}: not a run directory (no config.json there)")
         with open(os.path.join(run_dir, "config.json")) as f:
             saved = json.load(f)
         args = Args(**{**saved, "resume": run_dir, "total_steps": args.total_steps or saved["total_steps"],
@@ -645,8 +647,8 @@ def main(args: Args) -> str:
             raise SystemExit(f"env {args.env!r} has no native snapshot(); pass --replay-snapshots") from None
     branch_rng = random.Random(args.seed)
     grad_norm_window, nondegenerate_steps = deque(maxlen=50), []
-    eval_envs = [make_env(args.env, split=args.eval_split) for _ in range(args.eval_tasks)]
-    eval_task_ids = list(range(min(args.eval_tasks, eval_envs[0].num_tasks)))
+    eval_task_ids = list(range(min(args.eval_tasks, make_env(args.env, split=args.eval_split).num_tasks)))
+    eval_envs = [make_env(args.env, split=args.eval_split) for _ in eval_task_ids]
     task_rng = random.Random(args.seed)
     start_step, rows = 0, []
     checkpoint_path = os.path.join(run_dir, "checkpoint.pt")

@@ -436,6 +436,8 @@ def save_checkpoint(path: str, state: dict) -> None:
 def main(args: Args) -> str:
     if args.resume:  # the saved config wins, except for a new --total-steps
         run_dir = args.resume
+        if not os.path.exists(os.path.join(run_dir, "config.json")):
+            raise SystemExit(f"--resume {run_dir}: not a run directory (no config.json there)")
         with open(os.path.join(run_dir, "config.json")) as f:
             saved = json.load(f)
         args = Args(**{**saved, "resume": run_dir, "total_steps": args.total_steps or saved["total_steps"],
@@ -463,8 +465,8 @@ def main(args: Args) -> str:
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
     group_size = args.num_generations
     train_envs = [make_env(args.env, split="train") for _ in range(args.tasks_per_step * group_size)]
-    eval_envs = [make_env(args.env, split=args.eval_split) for _ in range(args.eval_tasks)]
-    eval_task_ids = list(range(min(args.eval_tasks, eval_envs[0].num_tasks)))
+    eval_task_ids = list(range(min(args.eval_tasks, make_env(args.env, split=args.eval_split).num_tasks)))
+    eval_envs = [make_env(args.env, split=args.eval_split) for _ in eval_task_ids]
     task_rng = random.Random(args.seed)
     start_step, rows = 0, []
     checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
