@@ -45,14 +45,16 @@ state id in the library and the Python-side facts of textworld. An env owns a fr
 installs it into the shared engine before each of its steps (10-40 us), so a snapshot is a reference to
 that frozen state and a restore is a new env object pointing at it: both take microseconds, and any
 number of restored envs can run interleaved. The engine's `reset()` frees every stored planner state, so
-it runs only once, when a game is loaded; episodes start by installing the game's initial state.
+it runs only once, when a game is loaded; episodes start by installing the game's initial state. Loading
+a game takes 0.2-1 s (PDDL translation); the last `ENGINE_CACHE_SIZE` games stay loaded, and the library
+copy of an engine nobody holds any more is reused by the next one.
 
 Experts: `expert="planner"` (default) is fast-downward's optimal plan from the current state (computed
-once per state and kept while the episode follows it; 100% on generated and official games);
-`expert="handcoded"` is alfworld's
-observation-driven `HandCodedTWAgent`, with its `move` grammar bug fixed (0.4.2 tracks a put only when
-the command contains "put", so it keeps believing it holds the first object of pick_two tasks), fed
-every step as `AlfredExpert` does, seeded, and translated for games in the old grammar.
+once per state, milliseconds to a few seconds on large official kitchens, and kept while the episode
+follows it; 100% on generated and official games). `expert="handcoded"` is alfworld's observation-driven
+`HandCodedTWAgent`, with its `move` grammar bug fixed (0.4.2 tracks a put only when the command contains
+"put", so it keeps believing it holds the first object of pick_two tasks), fed every step as
+`AlfredExpert` does (its first action is "look"), seeded, and translated for games in the old grammar.
 
 Speed: textworld re-parses its text grammar with tatsu at every step and deep-copies every entity of the
 derivation context for each symbol. `memoize_grammar()` (on by default) caches `textgen._parse_and_convert`
@@ -151,11 +153,17 @@ def canonical_task_types(task_types) -> tuple[str, ...]:
 # ==================================================================================================
 # Faster text generation: memoized grammar parsing, light derivation contexts, memoized translation
 # ==================================================================================================
+def _original(function):
+    """The library's own function, also when another copy of this module (`python -m`) patched it."""
+    return getattr(function, "original", function)
+
+
 _ORIGINALS = {
-    "textgen_parse": _tw_textgen._parse_and_convert,
-    "conjunctive_query": _TwRule.__dict__["parse_conjunctive_query"],
-    "copy_context": _tw_textgen.copy_context,
-    "pddl2sas": fast_downward.pddl2sas,
+    "textgen_parse": _original(_tw_textgen._parse_and_convert),
+    "conjunctive_query": _original(_TwRule.__dict__["parse_conjunctive_query"].__func__),
+    "copy_context": _original(_tw_textgen.copy_context),
+    "pddl2sas": _original(fast_downward.pddl2sas),
+    "load_lib": _original(fast_downward.load_lib),
 }
 _TEXTGEN_CACHE: dict = {}
 _QUERY_CACHE: dict = {}
@@ -176,7 +184,7 @@ def _memo_conjunctive_query(cls, expr):
     try:
         return _QUERY_CACHE[expr]
     except KeyError:  # a Rule is only read by State.all_assignments: sharing it is safe
-        rule = _QUERY_CACHE[expr] = _ORIGINALS["conjunctive_query"].__func__(cls, expr)
+        rule = _QUERY_CACHE[expr] = _ORIGINALS["conjunctive_query"](cls, expr)
         return rule
 
 
@@ -215,11 +223,16 @@ def memoize_grammar(enabled: bool = True, shallow_contexts: bool | None = None) 
     _SPEEDUPS["memoize"] = bool(enabled)
     _SPEEDUPS["shallow_contexts"] = bool(enabled if shallow_contexts is None else shallow_contexts)
     _tw_textgen._parse_and_convert = _memo_textgen_parse if enabled else _ORIGINALS["textgen_parse"]
-    _TwRule.parse_conjunctive_query = (classmethod(_memo_conjunctive_query) if enabled
-                                       else _ORIGINALS["conjunctive_query"])
+    _TwRule.parse_conjunctive_query = classmethod(_memo_conjunctive_query if enabled
+                                                  else _ORIGINALS["conjunctive_query"])
     _tw_textgen.copy_context = (_shallow_copy_context if _SPEEDUPS["shallow_contexts"]
                                 else _ORIGINALS["copy_context"])
     fast_downward.pddl2sas = _translate  # always: it restores sys.argv; memoizes only when enabled
+
+
+for _patch, _name in [(_memo_textgen_parse, "textgen_parse"), (_memo_conjunctive_query, "conjunctive_query"),
+                      (_shallow_copy_context, "copy_context"), (_translate, "pddl2sas")]:
+    _patch.original = _ORIGINALS[_name]
 
 
 def grammar_speedups() -> dict:
@@ -713,13 +726,13 @@ class Engine:
 # textworld loads a private copy of libdownward for every PddlEnv and never unloads it; reuse the copies
 # of engines that are gone (loading another game into a library is what textworld's own gym env does).
 _FREE_LIBS: list = []
-_ORIGINALS["load_lib"] = fast_downward.load_lib
 
 
 def _load_lib():
     return _FREE_LIBS.pop() if _FREE_LIBS else _ORIGINALS["load_lib"]()
 
 
+_load_lib.original = _ORIGINALS["load_lib"]
 fast_downward.load_lib = _load_lib
 
 ENGINE_CACHE_SIZE = 16  # recently used engines kept loaded even when no env holds them (~7 MB each)
