@@ -573,6 +573,17 @@ def _price_limit(rng: random.Random, price: float) -> tuple[float, str]:
     return 1_000_000.0, ""
 
 
+def _synthetic_goal(product: dict, instruction: str, attributes: list[str], goal_options: dict,
+                    price_upper: float, price_text: str) -> dict:
+    """A goal in WebShop's schema: the instruction followed by ` with {option}: {value}, and ...` and the price."""
+    option_text = ", and ".join(f"{k}: {v}" for k, v in goal_options.items())
+    option_text = f" with {option_text}" if option_text else ""
+    return {"asin": product["asin"], "category": product["category"], "query": product["query"],
+            "name": product["Title"], "product_category": product["product_category"],
+            "instruction_text": f"{instruction}{option_text}{price_text}", "attributes": attributes,
+            "price_upper": price_upper, "goal_options": goal_options, "weight": 1.0}
+
+
 def generate_goals(products: list[dict], num_goals: int = 1000, seed: int = 0) -> list[dict]:
     """WebShop-style synthetic goals on the catalog's non-pricier products, several per product."""
     rng = random.Random(f"webshop-goals-{seed}")
@@ -597,14 +608,8 @@ def generate_goals(products: list[dict], num_goals: int = 1000, seed: int = 0) -
         if key in seen:
             continue
         seen.add(key)
-        option_text = ", and ".join(f"{k}: {v}" for k, v in goal_options.items())
-        option_text = f" with {option_text}" if option_text else ""
-        goals.append({
-            "asin": product["asin"], "category": product["category"], "query": product["query"],
-            "name": product["Title"], "product_category": product["product_category"],
-            "instruction_text": f"Find me {' '.join(goal_attrs)} {product['query']}{option_text}{price_text}",
-            "attributes": goal_attrs, "price_upper": price_upper, "goal_options": goal_options, "weight": 1.0,
-        })
+        goals.append(_synthetic_goal(product, f"Find me {' '.join(goal_attrs)} {product['query']}", goal_attrs,
+                                     goal_options, price_upper, price_text))
     return goals
 
 
@@ -726,15 +731,8 @@ def synthetic_goals_from(products: list[dict], prices: dict[str, float], rng: ra
         names = sorted(product["options"])
         for combination in itertools.product(*(product["options"][n] for n in names)):
             goal_options = dict(zip(names, combination))
-            option_text = ", and ".join(f"{k}: {v}" for k, v in goal_options.items())
-            option_text = f" with {option_text}" if option_text else ""
-            goals.append({
-                "asin": product["asin"], "category": product["category"], "query": product["query"],
-                "name": product["Title"], "product_category": product["product_category"],
-                "instruction_text": f"{product['instruction_text']}{option_text}{price_text}",
-                "attributes": product["instruction_attributes"], "price_upper": price_upper,
-                "goal_options": goal_options,
-            })
+            goals.append(_synthetic_goal(product, product["instruction_text"], product["instruction_attributes"],
+                                         goal_options, price_upper, price_text))
             for att in product["instruction_attributes"]:
                 counts[att] += 1
     for goal in goals:

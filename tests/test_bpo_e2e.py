@@ -11,8 +11,11 @@ import bpo
 SMALL = dict(sft_steps=20, sft_episodes=40, tasks_per_step=2, eval_tasks=6, eval_every=2, minibatch_size=16)
 
 
-@pytest.mark.parametrize("env, schedule", [("webshop", "entropy"), ("math", "entropy"), ("webshop", "uniform")])
+@pytest.mark.parametrize("env, schedule", [("webshop", "entropy"), ("math", "entropy"), ("webshop", "uniform"),
+                                           pytest.param("alfworld", "entropy", marks=pytest.mark.slow)])
 def test_bpo_runs_end_to_end(env, schedule, tmp_path, cache_dir):
+    if env == "alfworld":
+        pytest.importorskip("alfworld", reason="alfworld is not installed (pip install alfworld==0.4.2)")
     run_dir = bpo.main(bpo.Args(env=env, schedule=schedule, total_steps=2, cache_dir=cache_dir,
                                 runs_dir=str(tmp_path), **SMALL))
     for name in ("metrics.csv", "learning_curve.png", "checkpoint.pt", "final_model/config.json"):

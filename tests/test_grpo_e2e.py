@@ -19,8 +19,10 @@ def read_metrics(run_dir):
         return list(csv.DictReader(f))
 
 
-@pytest.mark.parametrize("env", ["math", "webshop"])
+@pytest.mark.parametrize("env", ["math", "webshop", pytest.param("alfworld", marks=pytest.mark.slow)])
 def test_grpo_runs_end_to_end(env, tmp_path, cache_dir):
+    if env == "alfworld":
+        pytest.importorskip("alfworld", reason="alfworld is not installed (pip install alfworld==0.4.2)")
     run_dir = grpo_baseline.main(Args(env=env, total_steps=3, cache_dir=cache_dir, runs_dir=str(tmp_path), **SMALL))
     for name in ("config.json", "metrics.csv", "learning_curve.png", "checkpoint.pt", "final_model/config.json"):
         assert os.path.exists(os.path.join(run_dir, name)), name
