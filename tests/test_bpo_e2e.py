@@ -16,8 +16,9 @@ SMALL = dict(sft_steps=20, sft_episodes=40, tasks_per_step=2, eval_tasks=6, eval
 def test_bpo_runs_end_to_end(env, schedule, tmp_path, cache_dir):
     if env == "alfworld":
         pytest.importorskip("alfworld", reason="alfworld is not installed (pip install alfworld==0.4.2)")
+    smaller = dict(sft_episodes=8, eval_tasks=2, max_turns=8) if env == "alfworld" else {}  # a game load per episode
     run_dir = bpo.main(bpo.Args(env=env, schedule=schedule, total_steps=2, cache_dir=cache_dir,
-                                runs_dir=str(tmp_path), **SMALL))
+                                runs_dir=str(tmp_path), **{**SMALL, **smaller}))
     for name in ("metrics.csv", "learning_curve.png", "checkpoint.pt", "final_model/config.json"):
         assert os.path.exists(os.path.join(run_dir, name)), name
     with open(os.path.join(run_dir, "metrics.csv")) as f:

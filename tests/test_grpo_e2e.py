@@ -14,6 +14,10 @@ SMALL = dict(sft_steps=20, sft_episodes=40, tasks_per_step=2, num_generations=4,
              minibatch_size=16)
 
 
+# ALFWorld loads a game per episode (0.2-1 s): fewer demonstrations, evaluations and turns
+SMALLER = {"alfworld": dict(sft_episodes=8, eval_tasks=2, num_generations=2, max_turns=8)}
+
+
 def read_metrics(run_dir):
     with open(os.path.join(run_dir, "metrics.csv")) as f:
         return list(csv.DictReader(f))
@@ -23,7 +27,8 @@ def read_metrics(run_dir):
 def test_grpo_runs_end_to_end(env, tmp_path, cache_dir):
     if env == "alfworld":
         pytest.importorskip("alfworld", reason="alfworld is not installed (pip install alfworld==0.4.2)")
-    run_dir = grpo_baseline.main(Args(env=env, total_steps=3, cache_dir=cache_dir, runs_dir=str(tmp_path), **SMALL))
+    run_dir = grpo_baseline.main(Args(env=env, total_steps=3, cache_dir=cache_dir, runs_dir=str(tmp_path),
+                                      **{**SMALL, **SMALLER.get(env, {})}))
     for name in ("config.json", "metrics.csv", "learning_curve.png", "checkpoint.pt", "final_model/config.json"):
         assert os.path.exists(os.path.join(run_dir, name)), name
     assert any(name.startswith("events.out.tfevents") for name in os.listdir(run_dir))
