@@ -1,6 +1,6 @@
 """Snapshot and restore cost per environment, against the cost of the steps they save.
 
-    python bench/snapshot_cost.py                      # webshop and math
+    python bench/snapshot_cost.py                      # webshop, math and alfworld
     python bench/snapshot_cost.py --envs webshop --episodes 50 --repeats 200
 
 For each env: run expert episodes, and at every state an expert episode passes through time
@@ -54,7 +54,7 @@ def measure(env, episodes: int, repeats: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--envs", nargs="+", default=["webshop", "math"])
+    parser.add_argument("--envs", nargs="+", default=["webshop", "math", "alfworld"])
     parser.add_argument("--split", default="test")
     parser.add_argument("--episodes", type=int, default=30, help="expert episodes per env")
     parser.add_argument("--repeats", type=int, default=50, help="snapshot/restore timings per visited state")

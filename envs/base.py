@@ -92,14 +92,13 @@ class DeepCopySnapshot:
         self._env = copy.copy(env)  # shallow: shares read-only data, its state is replaced below
         self._state = copy.deepcopy(env.state)
         self._np_random = copy.deepcopy(env._np_random)  # gymnasium's rng, if the env draws from it
-        self._history = (copy.deepcopy(env.reset_args), list(env.actions_taken))
+        self._history = (env.reset_args, tuple(env.actions_taken))  # reset_args is never mutated; strings are immutable
 
     def restore(self) -> TextEnv:
         env = copy.copy(self._env)
         env.state = copy.deepcopy(self._state)
         env._np_random = copy.deepcopy(self._np_random)
-        env.reset_args, actions_taken = copy.deepcopy(self._history)
-        env.actions_taken = list(actions_taken)
+        env.reset_args, env.actions_taken = self._history[0], list(self._history[1])
         return env
 
 
