@@ -155,6 +155,9 @@ def apply_env_defaults(args: Args) -> Args:
             setattr(args, name, value)
     if args.epsilon_high is None:
         args.epsilon_high = args.clip_eps
+    if args.branch_factor < 2 or args.num_branch_points < 1:
+        raise SystemExit(f"need --branch-factor >= 2 and --num-branch-points >= 1; got K={args.branch_factor}, "
+                         f"M={args.num_branch_points}")
     return args
 
 

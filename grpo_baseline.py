@@ -136,6 +136,9 @@ def apply_env_defaults(args: Args) -> Args:
             setattr(args, name, value)
     if args.epsilon_high is None:
         args.epsilon_high = args.clip_eps
+    if args.num_generations < 2:
+        raise SystemExit(f"--num-generations must be >= 2 (a group baseline needs two returns); "
+                         f"got {args.num_generations}")
     return args
 
 
