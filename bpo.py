@@ -142,7 +142,7 @@ class Args:
 ENV_DEFAULTS = {
     "webshop": dict(total_steps=60, max_new_tokens=24, learning_rate=1e-4, include_admissible=False,
                     delta_min=64, branch_level="turn"),
-    "math": dict(total_steps=60, max_new_tokens=64, learning_rate=3e-5, include_admissible=False,
+    "math": dict(total_steps=300, max_new_tokens=64, learning_rate=3e-5, include_admissible=False,
                  delta_min=8, branch_level="token"),
     "alfworld": dict(total_steps=60, max_new_tokens=12, learning_rate=1e-4, include_admissible=True,
                      delta_min=64, branch_level="turn"),

@@ -125,7 +125,7 @@ class Args:
 # Defaults that depend on the environment (a flag given on the command line always wins).
 ENV_DEFAULTS = {
     "webshop": dict(total_steps=60, max_new_tokens=24, learning_rate=1e-4, include_admissible=False),
-    "math": dict(total_steps=60, max_new_tokens=64, learning_rate=3e-5, include_admissible=False),
+    "math": dict(total_steps=300, max_new_tokens=64, learning_rate=3e-5, include_admissible=False),
     "alfworld": dict(total_steps=60, max_new_tokens=12, learning_rate=1e-4, include_admissible=True),
 }
 
