@@ -37,6 +37,15 @@ def main() -> None:
             table[key][1].append(end)
             cells.append(f"{start:.3f} -> {end:.3f} (step {rows[-1]['step']:>3})")
         print(f"{os.path.basename(run_dir.rstrip('/')):58} {seed:>4} " + " ".join(f"{c:>26}" for c in cells))
+    costs = []
+    for run_dir in cli.run_dirs:
+        with open(os.path.join(run_dir, "metrics.csv")) as f:
+            train_rows = [r for r in csv.DictReader(f) if r.get("step_seconds")]
+        costs.append([np.mean([float(r[k]) for r in train_rows]) for k in ("step_seconds", "decisions",
+                                                                         "trained_decisions")])
+    costs = np.array(costs)
+    print(f"\nper training step (mean over steps and runs): {costs[:, 0].mean():.1f} s, {costs[:, 1].mean():.0f} "
+          f"decisions sampled, {costs[:, 2].mean():.0f} trained on")
     print(f"\nmean +- std over {len(cli.run_dirs)} runs:")
     for key in KEYS:
         start, end = np.array(table[key][0]), np.array(table[key][1])
