@@ -1,6 +1,8 @@
 """Few-step end-to-end runs of grpo_baseline.py: artifacts, finite losses, exact resume."""
 
 import csv
+import glob
+import json
 import math
 import os
 
@@ -39,6 +41,14 @@ def test_grpo_runs_end_to_end(env, tmp_path, cache_dir):
         for key in ("policy_loss", "approx_kl", "clipfrac", "entropy", "grad_norm"):
             assert math.isfinite(float(row[key])), (key, row[key])
     assert {int(r["step"]) for r in rows if r.get("eval_success_greedy")} == {0, 2, 3}
+    # the warm start learned from the env's demonstrations
+    with open(os.path.join(run_dir, "config.json")) as f:
+        config = json.load(f)
+    warm_starts = glob.glob(os.path.join(cache_dir, f"{env}-tiny-sft{config['sft_seed']}-*", "warm_start.json"))
+    for path in warm_starts:
+        with open(path) as f:
+            summary = json.load(f)
+        assert summary["final_loss"] < 0.8 * summary["initial_loss"], summary
 
 
 def test_grpo_rloo_with_kl(tmp_path, cache_dir):
