@@ -391,9 +391,9 @@ def select_branch_points(entropies: list[float], positions: list[int], num_point
 
 def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, rng: random.Random):
     """Algorithm 1, lines 3-9: backbones, entropies, TopM branch points, snapshot + K-1 forks each.
-    Returns (decisions, episodes, branch_points, timing); episodes[:len(task_ids)] are the backbones and
-    branch_points[i] lists (candidate, step) pairs of backbone i: step = decision (turn level) or token
-    position in the one action (token level)."""
+    Returns (decisions, episodes, branch_points, timing): episodes[:len(task_ids)] are the backbones, then
+    the siblings tree by tree, branch point by branch point; branch_points[i] lists backbone i's branch
+    points (decision indices at turn level, token positions in its one action at token level)."""
     timing = {"snapshot": 0.0, "restore": 0.0}
     start_time = time.time()
     decisions, episodes = rollout(reset_starts(envs, task_ids), task_ids, list(range(len(task_ids))), sampler,
@@ -402,7 +402,7 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
     # Eq. 3: H_t = -sum_v pi(v | s_t) log pi(v | s_t), from the policy's own distribution
     with torch.no_grad():
         _, entropy, mask = action_logprobs(model, decisions, tokenizer.pad_token_id, args.temperature)
-    branch_points, starts, start_tasks, start_groups = [], [], [], []
+    branch_points, starts, start_tasks, start_groups, start_branches = [], [], [], [], []
     for i, episode in enumerate(episodes):
         token_entropies = [entropy[d][mask[d]].tolist() for d in episode.decisions]
         if args.branch_level == "token":  # candidates: token positions of the single action
@@ -414,7 +414,7 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
                                               for (_, obs, _, _), d in zip(episode.states, episode.decisions)])[:-1])
         chosen = select_branch_points(entropies, positions, args.num_branch_points, args.delta_min, args.schedule, rng)
         branch_points.append(chosen)
-        for c in chosen:
+        for m, c in enumerate(chosen):
             step = 0 if args.branch_level == "token" else c
             snapshot, obs, info, history = episode.states[step]
             prefix = decisions[episode.decisions[0]].action_ids[:c] if args.branch_level == "token" else []
@@ -424,12 +424,12 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
                 timing["restore"] += time.time() - restore_start
                 starts.append(Start(env, obs, info, history, prefix))
                 start_tasks.append(episode.task_id)
-                start_groups.append(len(branch_points) - 1)
+                start_groups.append(i)
+                start_branches.append(m)
     sibling_decisions, siblings = rollout(starts, start_tasks, start_groups, sampler, tokenizer, args)
     offset = len(decisions)
-    for sibling, (i, c) in zip(siblings, [(i, c) for i, chosen in enumerate(branch_points) for c in chosen
-                                          for _ in range(args.branch_factor - 1)]):
-        sibling.branch = branch_points[i].index(c)
+    for sibling, m in zip(siblings, start_branches):
+        sibling.branch = m
         sibling.decisions = [d + offset for d in sibling.decisions]
     for d in sibling_decisions:
         d.episode += len(episodes)
