@@ -78,15 +78,18 @@ def encode_prompt(tokenizer, env_name: str, user_text: str) -> list[int]:
 # Upper-case tags such as WebShop's `[SEP]`, words with their leading space, single digits, single
 # punctuation marks: lossless, so the action text the model generates decodes exactly (`click[b07xyz]`).
 PRETOKENIZE_PATTERN = r" ?\[[A-Z]+\]| ?\p{L}+| ?\p{N}| ?[^\s\p{L}\p{N}]|\s+"
+# For arithmetic: a digit is the same token wherever it stands (the space before a number is its own token).
+DIGITS_APART_PATTERN = r" ?\[[A-Z]+\]| ?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]|\s+"
 SPECIAL_TOKENS = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<bos>", "eos_token": "<eos>"}
 # The tiny model has no roles: it sees BOS and the user message (the system prompt is for real models).
 TINY_CHAT_TEMPLATE = ("{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
                       "{{ message['content'] }}{% endif %}{% endfor %}")
 
 
-def build_word_tokenizer(words: list[str]) -> PreTrainedTokenizerFast:
+def build_word_tokenizer(words: list[str], digits_apart: bool = False) -> PreTrainedTokenizerFast:
+    pattern = DIGITS_APART_PATTERN if digits_apart else PRETOKENIZE_PATTERN
     pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(PRETOKENIZE_PATTERN), behavior="isolated"),
+        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
     pieces = set(pre_tokenizers.ByteLevel.alphabet())  # every single character stays encodable
@@ -128,12 +131,13 @@ class WarmStartConfig:
     include_admissible: bool = False
     hidden_size: int = 128
     num_layers: int = 2
+    digits_apart: bool = False
 
 
 # Per-env SFT budgets, chosen so the cloned policy starts well below the expert (room for RL).
 WARM_START_DEFAULTS = {
     "webshop": dict(episodes=2000, steps=1500, batch_size=32, learning_rate=2e-3),
-    "math": dict(episodes=20000, steps=900, batch_size=64, learning_rate=2e-3),
+    "math": dict(episodes=20000, steps=900, batch_size=64, learning_rate=2e-3, digits_apart=True),
     "alfworld": dict(episodes=600, steps=1500, batch_size=32, learning_rate=2e-3, include_admissible=True),
 }
 
@@ -212,7 +216,8 @@ def build_warm_start(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) 
     torch.manual_seed(config.seed)
     start = time.time()
     env = make_env(config.env, split="train", **env_kwargs)
-    tokenizer = build_word_tokenizer(env.vocabulary() + PROMPT_WORDS + SYSTEM_PROMPTS.get(config.env, "").split())
+    tokenizer = build_word_tokenizer(env.vocabulary() + PROMPT_WORDS + SYSTEM_PROMPTS.get(config.env, "").split(),
+                                     config.digits_apart)
     pairs = collect_demonstrations(config, env_kwargs)
     model = build_tiny_model(tokenizer, config.hidden_size, config.num_layers)
     losses = sft(model, tokenizer, config.env, pairs, config)

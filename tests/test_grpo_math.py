@@ -116,3 +116,12 @@ def test_word_tokenizer_round_trips_actions():
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
         assert tokenizer.unk_token_id not in ids
         assert tokenizer.decode(ids) == text
+
+
+def test_digits_apart_tokenizer_gives_each_digit_one_token():
+    tokenizer = build_word_tokenizer([str(d) for d in range(10)] + ["compute", "boxed"], digits_apart=True)
+    text = "compute 27 * 8 = 216 ; \\boxed{216}"
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    tokens = tokenizer.convert_ids_to_tokens(ids)
+    assert tokenizer.decode(ids) == text and tokenizer.unk_token_id not in ids
+    assert "Ġ2" not in tokens and tokens.count("2") == 3  # the same token for the 2 of 27 and of 216 (twice)
