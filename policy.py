@@ -1,6 +1,6 @@
 """The policy every algorithm script starts from: prompt format, tokenizer, model, SFT warm start.
 
-All four scripts import this module so that they start from the *same* SFT checkpoint and see the
+Every algorithm script imports this module so that they all start from the *same* SFT checkpoint and see the
 same prompts (a fair matched-compute comparison); nothing algorithmic lives here.
 
 - `--model tiny` (default): a 2-layer, hidden-128 `LlamaForCausalLM` with a word-level tokenizer built
@@ -9,7 +9,7 @@ same prompts (a fair matched-compute comparison); nothing algorithmic lives here
 - `--model NAME_OR_DIR`: any Hugging Face causal LM already on disk, with its own chat template.
   Nothing is downloaded at run time.
 
-Prompt layout (DESIGN.md section 4: a 2-layer model copies only over short distances, so the task
+Prompt layout (a 2-layer model copies only over short distances, so the task
 text sits right before the action slot, and is removed from the observation where it also appears):
     {older turns: obs | act : action ||} {obs} | last : {last action} | [admissible : a , b |] {task} | act :
 then the action tokens and EOS.
