@@ -1165,9 +1165,10 @@ class WebShopEnv(TextEnv):
     def demo_action(self, rng: random.Random, mistake_prob: float = 0.5) -> str:
         """The SFT demonstrator: the expert with systematic, state-dependent mistakes, so that the cloned
         policy's most likely action is sometimes wrong and RL has something to fix (cloning randomly
-        noisy demonstrations just recovers the expert): on a results page it clicks the first hit of the
-        page when that is not the target (with `mistake_prob`); on a wrong item it commits (selects the goal's options there, then buys); on the
-        target it buys before selecting the last goal option (with `mistake_prob`)."""
+        noisy demonstrations just recovers the expert). On a results page it clicks the page's first hit
+        when that is not the target (with `mistake_prob`); on a wrong item it commits (selects the goal's
+        options there, then buys); on the target it buys before selecting the last goal option (with
+        `mistake_prob`)."""
         s = self.state
         target = s.goal.get("asin", "")
         if s.page == "results" and len(s.results) > (s.page_num - 1) * self.results_per_page:
