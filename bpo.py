@@ -289,19 +289,16 @@ class Decision:
     prompt_ids: list[int]
     action_ids: list[int]
     logprobs: list[float]
-    episode: int
     advantages: list[float] = field(default_factory=list)  # one per action token (Eq. 5 on token-level trees)
 
 
 @dataclass
 class Episode:
     task_id: int
-    group: int
     reward: float = 0.0
     won: bool = False
     invalid_actions: int = 0
     decisions: list[int] = field(default_factory=list)
-    branch: int = -1  # index of the branch point this sibling was forked from; -1 for a backbone
     states: list[tuple] = field(default_factory=list)  # backbone only: (snapshot, obs, info, history) per decision
     snapshot_seconds: float = 0.0
 
@@ -321,11 +318,11 @@ def reset_starts(envs, task_ids: list[int]) -> list[Start]:
     return [Start(env, *env.reset(options={"task_id": task_id}), history=[]) for env, task_id in zip(envs, task_ids)]
 
 
-def rollout(starts: list[Start], task_ids: list[int], groups: list[int], sampler, tokenizer, args: Args,
+def rollout(starts: list[Start], task_ids: list[int], sampler, tokenizer, args: Args,
             greedy: bool = False, record_states: bool = False) -> tuple[list[Decision], list[Episode]]:
     """Run one episode per start in lockstep, one batched sampler call per turn. With `record_states`,
     snapshot the env before every decision (the backbone's branch candidates)."""
-    episodes = [Episode(task_id=t, group=g) for t, g in zip(task_ids, groups)]
+    episodes = [Episode(task_id=t) for t in task_ids]
     decisions: list[Decision] = []
     envs = [start.env for start in starts]
     observations, infos = [start.obs for start in starts], [start.info for start in starts]
@@ -351,7 +348,7 @@ def rollout(starts: list[Start], task_ids: list[int], groups: list[int], sampler
             action = tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True)
             prefixes[i] = []
             episodes[i].decisions.append(len(decisions))
-            decisions.append(Decision(prompt_ids, action_ids, logprobs, episode=i))
+            decisions.append(Decision(prompt_ids, action_ids, logprobs))
             histories[i].append((observations[i], action))
             obs, reward, terminated, truncated, info = envs[i].step(action)
             episodes[i].reward += reward
@@ -396,13 +393,13 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
     points (decision indices at turn level, token positions in its one action at token level)."""
     timing = {"snapshot": 0.0, "restore": 0.0}
     start_time = time.time()
-    decisions, episodes = rollout(reset_starts(envs, task_ids), task_ids, list(range(len(task_ids))), sampler,
-                                  tokenizer, args, record_states=True)
+    decisions, episodes = rollout(reset_starts(envs, task_ids), task_ids, sampler, tokenizer, args,
+                                  record_states=True)
     timing["snapshot"] = sum(e.snapshot_seconds for e in episodes)
     # Eq. 3: H_t = -sum_v pi(v | s_t) log pi(v | s_t), from the policy's own distribution
     with torch.no_grad():
         _, entropy, mask = action_logprobs(model, decisions, tokenizer.pad_token_id, args.temperature)
-    branch_points, starts, start_tasks, start_groups, start_branches = [], [], [], [], []
+    branch_points, starts, start_tasks = [], [], []
     for i, episode in enumerate(episodes):
         token_entropies = [entropy[d][mask[d]].tolist() for d in episode.decisions]
         if args.branch_level == "token":  # candidates: token positions of the single action
@@ -414,7 +411,7 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
                                               for (_, obs, _, _), d in zip(episode.states, episode.decisions)])[:-1])
         chosen = select_branch_points(entropies, positions, args.num_branch_points, args.delta_min, args.schedule, rng)
         branch_points.append(chosen)
-        for m, c in enumerate(chosen):
+        for c in chosen:
             step = 0 if args.branch_level == "token" else c
             snapshot, obs, info, history = episode.states[step]
             prefix = decisions[episode.decisions[0]].action_ids[:c] if args.branch_level == "token" else []
@@ -424,15 +421,9 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
                 timing["restore"] += time.time() - restore_start
                 starts.append(Start(env, obs, info, history, prefix))
                 start_tasks.append(episode.task_id)
-                start_groups.append(i)
-                start_branches.append(m)
-    sibling_decisions, siblings = rollout(starts, start_tasks, start_groups, sampler, tokenizer, args)
-    offset = len(decisions)
-    for sibling, m in zip(siblings, start_branches):
-        sibling.branch = m
-        sibling.decisions = [d + offset for d in sibling.decisions]
-    for d in sibling_decisions:
-        d.episode += len(episodes)
+    sibling_decisions, siblings = rollout(starts, start_tasks, sampler, tokenizer, args)
+    for sibling in siblings:
+        sibling.decisions = [d + len(decisions) for d in sibling.decisions]
     timing["rollout"] = time.time() - start_time
     return decisions + sibling_decisions, episodes + siblings, branch_points, timing
 
@@ -571,8 +562,7 @@ def padded(values: list[list[float]], width: int) -> torch.Tensor:
 # Evaluation
 # ---------------------------------------------------------------------------------------------------
 def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, greedy: bool) -> dict:
-    _, episodes = rollout(reset_starts(envs, task_ids), task_ids, list(range(len(task_ids))), sampler, tokenizer,
-                          args, greedy=greedy)
+    _, episodes = rollout(reset_starts(envs, task_ids), task_ids, sampler, tokenizer, args, greedy=greedy)
     return {"success": float(np.mean([e.won for e in episodes])),
             "reward": float(np.mean([e.reward for e in episodes]))}
 

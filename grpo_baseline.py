@@ -270,24 +270,22 @@ class Decision:
     prompt_ids: list[int]
     action_ids: list[int]
     logprobs: list[float]
-    episode: int
     advantage: float = 0.0
 
 
 @dataclass
 class Episode:
     task_id: int
-    group: int
     reward: float = 0.0
     won: bool = False
     invalid_actions: int = 0
     decisions: list[int] = field(default_factory=list)
 
 
-def rollout(envs, task_ids: list[int], groups: list[int], sampler, tokenizer, args: Args,
+def rollout(envs, task_ids: list[int], sampler, tokenizer, args: Args,
             greedy: bool = False) -> tuple[list[Decision], list[Episode]]:
     """Run one episode per env (env i plays task_ids[i]) in lockstep, one batched sampler call per turn."""
-    episodes = [Episode(task_id=t, group=g) for t, g in zip(task_ids, groups)]
+    episodes = [Episode(task_id=t) for t in task_ids]
     decisions: list[Decision] = []
     observations, infos, histories = [], [], [[] for _ in envs]
     for env, task_id in zip(envs, task_ids):
@@ -309,7 +307,7 @@ def rollout(envs, task_ids: list[int], groups: list[int], sampler, tokenizer, ar
         for i, prompt_ids, (action_ids, logprobs) in zip(active, prompts, samples):
             action = tokenizer.decode(action_ids, skip_special_tokens=True)
             episodes[i].decisions.append(len(decisions))
-            decisions.append(Decision(prompt_ids, action_ids, logprobs, episode=i))
+            decisions.append(Decision(prompt_ids, action_ids, logprobs))
             histories[i].append((observations[i], action))
             obs, reward, terminated, truncated, info = envs[i].step(action)
             episodes[i].reward += reward
@@ -398,7 +396,7 @@ def padded(values: list[list[float]], width: int) -> torch.Tensor:
 # Evaluation
 # ---------------------------------------------------------------------------------------------------
 def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, greedy: bool) -> dict:
-    _, episodes = rollout(envs, task_ids, list(range(len(task_ids))), sampler, tokenizer, args, greedy=greedy)
+    _, episodes = rollout(envs, task_ids, sampler, tokenizer, args, greedy=greedy)
     return {"success": float(np.mean([e.won for e in episodes])),
             "reward": float(np.mean([e.reward for e in episodes]))}
 
@@ -526,8 +524,7 @@ def main(args: Args) -> str:
         model.eval()
         task_ids = [task_rng.randrange(train_envs[0].num_tasks) for _ in range(args.tasks_per_step)]
         episode_tasks = [t for t in task_ids for _ in range(group_size)]
-        episode_groups = [g for g in range(args.tasks_per_step) for _ in range(group_size)]
-        decisions, episodes = rollout(train_envs, episode_tasks, episode_groups, sampler, tokenizer, args)
+        decisions, episodes = rollout(train_envs, episode_tasks, sampler, tokenizer, args)
         rollout_time = time.time() - step_start
 
         # 2. advantages: one return per episode, broadcast to every decision of that episode

@@ -142,9 +142,8 @@ WARM_START_DEFAULTS = {
 }
 
 
-def collect_demonstrations(config: WarmStartConfig, env_kwargs: dict) -> list[tuple[str, str]]:
-    """(user prompt text, action text) pairs from the env's demonstrator on the train split."""
-    env = make_env(config.env, split="train", **env_kwargs)
+def collect_demonstrations(env, config: WarmStartConfig) -> list[tuple[str, str]]:
+    """(user prompt text, action text) pairs from the env's demonstrator (`env` plays the train split)."""
     rng = random.Random(config.seed)
     pairs = []
     for _ in tqdm(range(config.episodes), desc="demonstrations", leave=False):
@@ -218,7 +217,7 @@ def build_warm_start(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) 
     env = make_env(config.env, split="train", **env_kwargs)
     tokenizer = build_word_tokenizer(env.vocabulary() + PROMPT_WORDS + SYSTEM_PROMPTS.get(config.env, "").split(),
                                      config.digits_apart)
-    pairs = collect_demonstrations(config, env_kwargs)
+    pairs = collect_demonstrations(env, config)
     model = build_tiny_model(tokenizer, config.hidden_size, config.num_layers)
     losses = sft(model, tokenizer, config.env, pairs, config)
     tmp_path = f"{path}.tmp{os.getpid()}"

@@ -67,8 +67,7 @@ def main() -> None:
     for round_index in range(cli.rounds):
         task_ids = [task_rng.randrange(bpo_envs[0].num_tasks) for _ in range(cli.tasks)]
         # GRPO: N independent rollouts per task, leave-one-out baseline
-        decisions, episodes = grpo_baseline.rollout(grpo_envs, [t for t in task_ids for _ in range(n)],
-                                                    [g for g in range(cli.tasks) for _ in range(n)], sampler,
+        decisions, episodes = grpo_baseline.rollout(grpo_envs, [t for t in task_ids for _ in range(n)], sampler,
                                                     tokenizer, grpo_args)
         rewards = torch.tensor([e.reward for e in episodes]).view(cli.tasks, n)
         for episode, a in zip(episodes, grpo_baseline.compute_advantages(rewards, "rloo").flatten().tolist()):

@@ -54,10 +54,10 @@ def test_assign_advantages_on_a_turn_level_tree():
     """Backbone of 3 decisions (return 1) with branch points at decisions 0 and 2, K = 2 (one fork
     each): the fork at 0 has two decisions and return 0, the fork at 2 has one decision and return 1."""
     args = Args(branch_factor=2, lam=0.5, branch_level="turn", post_branch_credit="sibling")
-    decisions = [Decision([1], [5, 6], [0.0, 0.0], episode=e) for e in (0, 0, 0, 1, 1, 2)]
-    episodes = [Episode(task_id=0, group=0, reward=1.0, decisions=[0, 1, 2]),
-                Episode(task_id=0, group=0, reward=0.0, decisions=[3, 4], branch=0),
-                Episode(task_id=0, group=0, reward=1.0, decisions=[5], branch=1)]
+    decisions = [Decision([1], [5, 6], [0.0, 0.0]) for _ in range(6)]
+    episodes = [Episode(task_id=0, reward=1.0, decisions=[0, 1, 2]),
+                Episode(task_id=0, reward=0.0, decisions=[3, 4]),
+                Episode(task_id=0, reward=1.0, decisions=[5])]
     branch_advantages = assign_advantages(decisions, episodes, [[0, 2]], args)
     # Eq. 4 with K = 2: branch 0 -> (1 - 0, 0 - 1) = (1, -1); branch 2 -> (0, 0)
     assert branch_advantages.tolist() == [1.0, -1.0, 0.0, 0.0]
@@ -72,9 +72,9 @@ def test_assign_advantages_on_a_turn_level_tree():
 def test_assign_advantages_on_a_token_level_tree():
     """Math: one action of 4 tokens, branch point at token 2, K = 2; the fork continues from token 2."""
     args = Args(branch_factor=2, lam=1.0, branch_level="token")
-    decisions = [Decision([1], [5, 6, 7, 8], [0.0] * 4, episode=0), Decision([1, 5, 6], [9, 8], [0.0] * 2, episode=1)]
-    episodes = [Episode(task_id=0, group=0, reward=0.0, decisions=[0]),
-                Episode(task_id=0, group=0, reward=1.0, decisions=[1], branch=0)]
+    decisions = [Decision([1], [5, 6, 7, 8], [0.0] * 4), Decision([1, 5, 6], [9, 8], [0.0] * 2)]
+    episodes = [Episode(task_id=0, reward=0.0, decisions=[0]),
+                Episode(task_id=0, reward=1.0, decisions=[1])]
     assign_advantages(decisions, episodes, [[2]], args)
     assert decisions[0].advantages == [-1.0, -1.0, -1.0, -1.0]  # pre-branch (lam = 1), branch, post-branch
     assert decisions[1].advantages == [1.0, 1.0]

@@ -88,7 +88,7 @@ def test_hf_sampler_logprobs_match_full_forward(tiny_policy):
     prompts = [prompts[0]] * 3 + [prompts[1]] * 2 + [encode("buy")]
     torch.manual_seed(1)
     samples = HFSampler(model, tokenizer, max_new_tokens=12, temperature=1.0).generate(prompts)
-    decisions = [Decision(p, ids, lps, episode=0) for p, (ids, lps) in zip(prompts, samples)]
+    decisions = [Decision(p, ids, lps) for p, (ids, lps) in zip(prompts, samples)]
     with torch.no_grad():
         logprobs, _, mask = action_logprobs(model, decisions, tokenizer.pad_token_id, 1.0)
     for row, d in enumerate(decisions):

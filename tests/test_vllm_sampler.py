@@ -36,7 +36,7 @@ def prompts_of(tokenizer, lengths, offset=0):
 
 
 def max_logprob_gap(model, tokenizer, prompts, samples):
-    decisions = [Decision(p, ids, lps, episode=0) for p, (ids, lps) in zip(prompts, samples)]
+    decisions = [Decision(p, ids, lps) for p, (ids, lps) in zip(prompts, samples)]
     with torch.no_grad():
         logprobs, _, mask = action_logprobs(model, decisions, tokenizer.pad_token_id, 1.0)
     return max(float((logprobs[row][mask[row]] - torch.tensor(d.logprobs)).abs().max())
