@@ -46,6 +46,11 @@ def main() -> None:
     costs = np.array(costs)
     print(f"\nper training step (mean over steps and runs): {costs[:, 0].mean():.1f} s, {costs[:, 1].mean():.0f} "
           f"decisions sampled, {costs[:, 2].mean():.0f} trained on")
+    snapshot = [float(r["snapshot_percent"]) for run_dir in cli.run_dirs
+                for r in csv.DictReader(open(os.path.join(run_dir, "metrics.csv"))) if r.get("snapshot_percent")]
+    if snapshot:  # bpo.py runs
+        print(f"snapshot + restore time: {np.mean(snapshot):.3f}% of rollout time on average, "
+              f"{np.max(snapshot):.3f}% at most ({len(snapshot)} steps)")
     print(f"\nmean +- std over {len(cli.run_dirs)} runs:")
     for key in KEYS:
         start, end = np.array(table[key][0]), np.array(table[key][1])
