@@ -59,6 +59,8 @@ class Args:
     """SFT steps of the tiny model's warm start (default per env, see policy.WARM_START_DEFAULTS)"""
     sft_episodes: int | None = None
     """demonstration episodes of the tiny model's warm start (default per env)"""
+    sft_mistake_prob: float | None = None
+    """how often the warm start's demonstrator makes each of its systematic mistakes (default per env)"""
     backend: Literal["hf", "vllm"] = "hf"
     """sampler: `hf` (KV-cache prefix sharing, CPU) or `vllm` (prefix caching, weight sync after each update)"""
     cache_dir: str = "cache"
@@ -445,13 +447,20 @@ def main(args: Args) -> str:
                        "stop_at_step": args.stop_at_step})
     else:
         args = apply_env_defaults(args)
-        run_dir = os.path.join(args.runs_dir, f"{args.env}__{args.exp_name}__{args.seed}__{int(time.time())}")
-        os.makedirs(run_dir, exist_ok=True)
+        run_dir = base = os.path.join(args.runs_dir, f"{args.env}__{args.exp_name}__{args.seed}__{int(time.time())}")
+        os.makedirs(args.runs_dir, exist_ok=True)
+        for attempt in range(2, 1000):  # two runs started in the same second never share a directory
+            try:
+                os.mkdir(run_dir)
+                break
+            except FileExistsError:
+                run_dir = f"{base}.{attempt}"
         with open(os.path.join(run_dir, "config.json"), "w") as f:
             json.dump(asdict(args), f, indent=1)
 
     model, tokenizer, model_dir = load_policy(args.model, args.env, {}, args.cache_dir, args.sft_seed,
-                                              steps=args.sft_steps, episodes=args.sft_episodes)
+                                              steps=args.sft_steps, episodes=args.sft_episodes,
+                                              mistake_prob=args.sft_mistake_prob)
     model.to("cuda" if torch.cuda.is_available() else "cpu")
     if args.backend == "vllm":
         sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.temperature, args.seed)

@@ -20,6 +20,7 @@ Run alone to (re)build the warm start: `python policy.py --env webshop`.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
 import os
@@ -36,7 +37,7 @@ from tqdm import tqdm
 from transformers import (AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM,
                           PreTrainedTokenizerFast)
 
-from envs import make_env
+from envs import env_class, make_env
 
 # ---------------------------------------------------------------------------------------------------
 # Prompt format
@@ -132,12 +133,13 @@ class WarmStartConfig:
     hidden_size: int = 128
     num_layers: int = 2
     digits_apart: bool = False
+    mistake_prob: float = 0.0  # how often the demonstrator takes each of its systematic mistakes (env.demo_action)
 
 
 # Per-env SFT budgets, chosen so the cloned policy starts well below the expert (room for RL).
 WARM_START_DEFAULTS = {
-    "webshop": dict(episodes=2000, steps=1500, batch_size=32, learning_rate=2e-3),
-    "math": dict(episodes=20000, steps=900, batch_size=64, learning_rate=2e-3, digits_apart=True),
+    "webshop": dict(episodes=2000, steps=1500, batch_size=32, learning_rate=2e-3, mistake_prob=0.25),
+    "math": dict(episodes=20000, steps=900, batch_size=64, learning_rate=2e-3, digits_apart=True, mistake_prob=0.5),
     "alfworld": dict(episodes=600, steps=1500, batch_size=32, learning_rate=2e-3, include_admissible=True),
 }
 
@@ -151,7 +153,7 @@ def collect_demonstrations(env, config: WarmStartConfig) -> list[tuple[str, str]
         history: list[tuple[str, str]] = []
         done = False
         while not done:
-            action = env.demo_action(rng)
+            action = env.demo_action(rng, config.mistake_prob)
             admissible = info.get("admissible_actions") if config.include_admissible else None
             pairs.append((format_prompt(info.get("task", ""), obs, history, config.history_window, admissible), action))
             history.append((obs, action))
@@ -202,8 +204,12 @@ def sft(model, tokenizer, env_name: str, pairs: list[tuple[str, str]], config: W
 
 
 def warm_start_dir(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) -> str:
-    key = json.dumps({"config": asdict(config), "env_kwargs": env_kwargs, "tokenizer": PRETOKENIZE_PATTERN},
-                     sort_keys=True)
+    """The cache directory of a warm start: a hash of its config, env kwargs, tokenizer and the source of
+    the env's demonstrator (so editing `demo_action` or `expert_action` never reuses a stale policy)."""
+    cls = env_class(config.env)
+    demonstrator = inspect.getsource(cls.demo_action) + inspect.getsource(cls.expert_action)
+    key = json.dumps({"config": asdict(config), "env_kwargs": env_kwargs, "tokenizer": PRETOKENIZE_PATTERN,
+                      "demonstrator": hashlib.sha1(demonstrator.encode()).hexdigest()}, sort_keys=True)
     return os.path.join(cache_dir, f"{config.env}-tiny-sft{config.seed}-{hashlib.sha1(key.encode()).hexdigest()[:10]}")
 
 

@@ -63,9 +63,10 @@ class TextEnv(gym.Env):
         """The expert's next action from the current state (for SFT demonstrations)."""
         raise NotImplementedError
 
-    def demo_action(self, rng) -> str:
+    def demo_action(self, rng, mistake_prob: float = 0.0) -> str:
         """The action a demonstrator takes for SFT: by default the expert's. Envs override this to make
-        systematic, state-dependent mistakes, so that a cloned policy is wrong in ways RL can fix."""
+        systematic, state-dependent mistakes (each taken with `mistake_prob` where its state arises), so
+        that a cloned policy is wrong in ways RL can fix."""
         return self.expert_action()
 
     def vocabulary(self) -> list[str]:

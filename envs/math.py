@@ -23,6 +23,10 @@ words, numbers and symbols separated by single spaces; `split_tokens` splits a t
 with numbers as single digits (`\\boxed{123}` -> `\\boxed{` `1` `2` `3` `}`), and `vocabulary()`
 lists every such token the env can emit.
 
+Demonstrations. `demo_action(rng, mistake_prob)` is the expert's solution, ending with `mistake_prob`
+in GSM8K's `#### N` instead of `\\boxed{N}`: a systematic format mistake (SFT data mixed from sources
+with different answer styles) that the checker rejects as invalid, so RL has something to fix.
+
 Splits. Task `i` of a split is drawn from its own seed stream `(seed, split, i)`, and a question text
 belongs to exactly one split by a hash of the text: sha256 bucket 0-4 of 100 is test, 5-9 is eval,
 the rest train. Each split's stream skips texts outside its bucket, so train never shares a question
@@ -430,8 +434,19 @@ class MathEnv(TextEnv):
             raise RuntimeError("call reset() before expert_action()")
         return self.state["solution"]
 
+    def demo_action(self, rng: random.Random, mistake_prob: float = 0.5) -> str:
+        """The SFT demonstrator: the expert's working, but with `mistake_prob` it ends in GSM8K's
+        `#### N` instead of `\\boxed{N}`, a systematic format mistake (as in SFT data mixed from
+        sources with different answer styles) that this env's checker rejects and RL can fix. Loaded
+        data is demonstrated unchanged."""
+        solution = self.expert_action()
+        if self.data is None and rng.random() < mistake_prob:
+            answer = self.state["answer"]
+            return solution.replace(f"\\boxed{{{answer}}}", f"#### {answer}")
+        return solution
+
     def vocabulary(self) -> list[str]:
-        words = set(SYMBOLS) | set("0123456789") | set(ITEMS)
+        words = set(SYMBOLS) | {"####"} | set("0123456789") | set(ITEMS)
         for name, pronoun in NAMES:
             words |= {name, pronoun}
         for template in (WORD_START, WORD_QUESTION, *(e[0] for e in WORD_EVENTS)):

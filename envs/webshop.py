@@ -1162,7 +1162,7 @@ class WebShopEnv(TextEnv):
             return f"click[{target.lower()}]"
         return f"click[{NEXT_PAGE.lower()}]" if target_page > s.page_num else f"click[{PREV_PAGE.lower()}]"
 
-    def demo_action(self, rng: random.Random, mistake_prob: float = 0.5) -> str:
+    def demo_action(self, rng: random.Random, mistake_prob: float = 0.25) -> str:
         """The SFT demonstrator: the expert with systematic, state-dependent mistakes, so that the cloned
         policy's most likely action is sometimes wrong and RL has something to fix (cloning randomly
         noisy demonstrations just recovers the expert). On a results page it clicks the page's first hit

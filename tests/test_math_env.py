@@ -151,6 +151,32 @@ def test_level_statistics():
         assert solution_lengths[2] < 50  # level 3 stays short for a tiny model
 
 
+def test_demonstrator_makes_a_systematic_format_mistake():
+    """The SFT demonstrator writes the expert's working and ends it, with mistake_prob, in `#### N`
+    (rejected as invalid) instead of `\\boxed{N}`; none at mistake_prob 0; the same seed gives the
+    same demonstrations."""
+    env = MathEnv(split="train")
+
+    def play(seed, mistake_prob):
+        rng, demos = random.Random(seed), []
+        for task_id in range(300):
+            env.reset(options={"task_id": task_id})
+            expert, demo = env.expert_action(), env.demo_action(rng, mistake_prob)
+            _, reward, _, _, info = env.step(demo)
+            demos.append((expert, demo, reward, info["invalid"]))
+        return demos
+
+    demos = play(0, 0.5)
+    assert play(0, 0.5) == demos
+    mistakes = [(expert, demo, reward, invalid) for expert, demo, reward, invalid in demos if demo != expert]
+    assert 0.4 < len(mistakes) / len(demos) < 0.6
+    for expert, demo, reward, invalid in mistakes:
+        answer = extract_answer(expert)
+        assert demo == expert.replace(f"\\boxed{{{answer}}}", f"#### {answer}") and reward == 0.0 and invalid
+    assert all(reward == 1.0 for expert, demo, reward, _ in demos if demo == expert)
+    assert all(demo == expert for expert, demo, _, _ in play(0, 0.0))
+
+
 # ---- answer checking ---------------------------------------------------------------------------
 @pytest.mark.parametrize("text, allow_hash, expected", [
     ("so \\boxed{42}", False, "42"),

@@ -717,26 +717,30 @@ def test_real_adapter_reports_missing_package():
 
 
 def test_demonstrator_makes_systematic_mistakes():
-    """The SFT demonstrator is the expert plus state-dependent mistakes: it wins clearly less often
-    than the expert, and the same rng seed gives the same demonstrations."""
+    """The SFT demonstrator is the expert plus state-dependent mistakes: it wins clearly less often than
+    the expert, less the more often it errs, exactly as the expert without mistakes; the same rng seed
+    gives the same demonstrations."""
     import random
 
     env = WebShopEnv(split="train")
 
-    def play(seed):
+    def play(seed, mistake_prob=None):
         rng, actions, wins = random.Random(seed), [], 0
+        kwargs = {} if mistake_prob is None else {"mistake_prob": mistake_prob}
         for task_id in range(200):
             _, info = env.reset(options={"task_id": task_id})
             assert info["task"] == info["goal"]["instruction_text"]
             done = False
             while not done:
-                actions.append(env.demo_action(rng))
+                actions.append(env.demo_action(rng, **kwargs))
                 _, _, terminated, truncated, info = env.step(actions[-1])
                 done = terminated or truncated
             wins += info["won"]
         return wins / 200, actions
 
     success, actions = play(0)
-    print(f"\ndemonstrator success on 200 train goals: {success:.3f}")
-    assert 0.2 < success < 0.6, success
+    print(f"\ndemonstrator success on 200 train goals: {success:.3f} (default mistake_prob)")
+    assert 0.4 < success < 0.85, success
     assert play(0)[1] == actions
+    assert play(0, mistake_prob=0.5)[0] < success
+    assert play(0, mistake_prob=0.0)[0] == 1.0
