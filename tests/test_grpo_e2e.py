@@ -2,6 +2,7 @@
 
 import csv
 import glob
+import itertools
 import json
 import math
 import os
@@ -72,3 +73,17 @@ def test_resume_continues_exactly(tmp_path, cache_dir):
     drop_timing = lambda rows: [{k: v for k, v in r.items() if k not in ("step_seconds", "rollout_tokens_per_second")}
                                 for r in rows]
     assert drop_timing(read_metrics(straight)) == drop_timing(read_metrics(resumed))
+
+
+def test_a_run_never_writes_into_another_runs_directory(tmp_path, cache_dir, monkeypatch):
+    """Two runs started in the same second: the second gets its own directory (suffix .2)."""
+    clock = itertools.count()
+    monkeypatch.setattr(grpo_baseline.time, "time", lambda: 1_800_000_000 + next(clock) * 1e-6)
+    taken = tmp_path / "math__grpo_baseline__1__1800000000"
+    taken.mkdir()
+    (taken / "metrics.csv").write_text("another run's metrics\n")
+    run_dir = grpo_baseline.main(Args(env="math", total_steps=1, cache_dir=cache_dir, runs_dir=str(tmp_path),
+                                      **{**SMALL, "eval_every": 5}))
+    assert run_dir == str(taken) + ".2"
+    assert (taken / "metrics.csv").read_text() == "another run's metrics\n"
+    assert [int(r["step"]) for r in read_metrics(run_dir)] == [0, 1, 1]  # its own rows only
