@@ -42,10 +42,14 @@ def main() -> None:
         with open(os.path.join(run_dir, "metrics.csv")) as f:
             train_rows = [r for r in csv.DictReader(f) if r.get("step_seconds")]
         costs.append([np.mean([float(r[k]) for r in train_rows]) for k in ("step_seconds", "decisions",
-                                                                         "trained_decisions")])
+                                                                         "trained_decisions")]
+                     + [np.mean([float(r["invalid_action_rate"]) for r in part]) for part in (train_rows[:10],
+                                                                                            train_rows[-10:])])
     costs = np.array(costs)
     print(f"\nper training step (mean over steps and runs): {costs[:, 0].mean():.1f} s, {costs[:, 1].mean():.0f} "
           f"decisions sampled, {costs[:, 2].mean():.0f} trained on")
+    print(f"invalid actions in training rollouts: {costs[:, 3].mean():.3f} (first 10 steps) -> "
+          f"{costs[:, 4].mean():.3f} (last 10 steps)")
     snapshot = [float(r["snapshot_percent"]) for run_dir in cli.run_dirs
                 for r in csv.DictReader(open(os.path.join(run_dir, "metrics.csv"))) if r.get("snapshot_percent")]
     if snapshot:  # bpo.py runs
