@@ -621,12 +621,21 @@ def main(args: Args) -> str:
                 break
             except FileExistsError:
                 run_dir = f"{base}.{attempt}"
+        else:
+            raise SystemExit(f"cannot create a run directory {base}.N: too many runs started in this second")
         with open(os.path.join(run_dir, "config.json"), "w") as f:
             json.dump(asdict(args), f, indent=1)
 
-    model, tokenizer, model_dir = load_policy(args.model, args.env, {}, args.cache_dir, args.sft_seed,
+    # the starting policy; a resumed run reloads the very directory it started from (policy.json)
+    policy_json, model_name = os.path.join(run_dir, "policy.json"), args.model
+    if os.path.exists(policy_json):
+        with open(policy_json) as f:
+            model_name = json.load(f)["model_dir"]
+    model, tokenizer, model_dir = load_policy(model_name, args.env, {}, args.cache_dir, args.sft_seed,
                                               steps=args.sft_steps, episodes=args.sft_episodes,
                                               mistake_prob=args.sft_mistake_prob)
+    with open(policy_json, "w") as f:
+        json.dump({"model_dir": model_dir}, f)
     model.to("cuda" if torch.cuda.is_available() else "cpu")
     if args.backend == "vllm":
         sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.temperature, args.seed)

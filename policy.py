@@ -205,9 +205,13 @@ def sft(model, tokenizer, env_name: str, pairs: list[tuple[str, str]], config: W
 
 def warm_start_dir(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) -> str:
     """The cache directory of a warm start: a hash of its config, env kwargs, tokenizer and the source of
-    the env's demonstrator (so editing `demo_action` or `expert_action` never reuses a stale policy)."""
+    the env's `demo_action` and `expert_action` (editing those rebuilds it; after other edits to an env,
+    delete its cache entries)."""
     cls = env_class(config.env)
-    demonstrator = inspect.getsource(cls.demo_action) + inspect.getsource(cls.expert_action)
+    try:
+        demonstrator = inspect.getsource(cls.demo_action) + inspect.getsource(cls.expert_action)
+    except OSError:  # source not available (e.g. a frozen install): the key covers the config only
+        demonstrator = ""
     key = json.dumps({"config": asdict(config), "env_kwargs": env_kwargs, "tokenizer": PRETOKENIZE_PATTERN,
                       "demonstrator": hashlib.sha1(demonstrator.encode()).hexdigest()}, sort_keys=True)
     return os.path.join(cache_dir, f"{config.env}-tiny-sft{config.seed}-{hashlib.sha1(key.encode()).hexdigest()[:10]}")

@@ -65,7 +65,17 @@ def test_resume_continues_exactly(tmp_path, cache_dir):
     straight = grpo_baseline.main(Args(runs_dir=str(tmp_path / "straight"), **common))
     interrupted = grpo_baseline.main(Args(runs_dir=str(tmp_path / "interrupted"), stop_at_step=2, **common))
     assert torch.load(os.path.join(interrupted, "checkpoint.pt"), weights_only=False)["step"] == 2
+    # the resumed run reloads the warm start it started from (policy.json), whatever the warm-start
+    # settings would build now: here its config asks for another SFT length, and nothing is rebuilt
+    with open(os.path.join(interrupted, "policy.json")) as f:
+        assert os.path.isdir(json.load(f)["model_dir"])
+    with open(os.path.join(interrupted, "config.json")) as f:
+        config = json.load(f)
+    with open(os.path.join(interrupted, "config.json"), "w") as f:
+        json.dump({**config, "sft_steps": SMALL["sft_steps"] + 1}, f)
+    warm_starts = sorted(os.listdir(cache_dir))
     resumed = grpo_baseline.main(Args(resume=interrupted))
+    assert sorted(os.listdir(cache_dir)) == warm_starts
     assert resumed == interrupted
     weights = [torch.load(os.path.join(d, "checkpoint.pt"), weights_only=False)["model"] for d in (straight, resumed)]
     for name in weights[0]:
