@@ -87,10 +87,13 @@ TINY_CHAT_TEMPLATE = ("{{ bos_token }}{% for message in messages %}{% if message
                       "{{ message['content'] }}{% endif %}{% endfor %}")
 
 
+def pretokenize_pattern(digits_apart: bool) -> str:
+    return DIGITS_APART_PATTERN if digits_apart else PRETOKENIZE_PATTERN
+
+
 def build_word_tokenizer(words: list[str], digits_apart: bool = False) -> PreTrainedTokenizerFast:
-    pattern = DIGITS_APART_PATTERN if digits_apart else PRETOKENIZE_PATTERN
     pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+        pre_tokenizers.Split(Regex(pretokenize_pattern(digits_apart)), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
     pieces = set(pre_tokenizers.ByteLevel.alphabet())  # every single character stays encodable
@@ -212,7 +215,8 @@ def warm_start_dir(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) ->
         demonstrator = inspect.getsource(cls.demo_action) + inspect.getsource(cls.expert_action)
     except OSError:  # source not available (e.g. a frozen install): the key covers the config only
         demonstrator = ""
-    key = json.dumps({"config": asdict(config), "env_kwargs": env_kwargs, "tokenizer": PRETOKENIZE_PATTERN,
+    key = json.dumps({"config": asdict(config), "env_kwargs": env_kwargs,
+                      "tokenizer": pretokenize_pattern(config.digits_apart),
                       "demonstrator": hashlib.sha1(demonstrator.encode()).hexdigest()}, sort_keys=True)
     return os.path.join(cache_dir, f"{config.env}-tiny-sft{config.seed}-{hashlib.sha1(key.encode()).hexdigest()[:10]}")
 

@@ -91,7 +91,7 @@ WORD_EVENTS = (
 )
 WORD_START = "{name} has {a} {item} ."
 WORD_QUESTION = "how many {item} does {p} have ?"
-SYMBOLS = ("+", "-", "*", "/", "=", "(", ")", ";", "\\boxed{", "}", "x", ".", ",", "?", "compute", "solve")
+SYMBOLS = ("+", "-", "*", "/", "=", "(", ")", ";", "\\boxed{", "}", "####", "x", ".", ",", "?", "compute", "solve")
 
 _TOKEN_RE = re.compile(r"\\boxed\{|\d|[^\s\d]+")
 _BOX_RE = re.compile(r"\\boxed\s*\{")
@@ -446,7 +446,7 @@ class MathEnv(TextEnv):
         return solution
 
     def vocabulary(self) -> list[str]:
-        words = set(SYMBOLS) | {"####"} | set("0123456789") | set(ITEMS)
+        words = set(SYMBOLS) | set("0123456789") | set(ITEMS)
         for name, pronoun in NAMES:
             words |= {name, pronoun}
         for template in (WORD_START, WORD_QUESTION, *(e[0] for e in WORD_EVENTS)):
