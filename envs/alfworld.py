@@ -954,7 +954,8 @@ class AlfWorldEnv(TextEnv):
     def _handcoded_action(self) -> str:
         s = self.state
         if s.expert is None:  # replay the episode so far into a new agent
-            seed = _stable_int("handcoded", self.seed, s.gamefile)
+            # seeded by the game, not by where its file lies (a cache path differs between machines)
+            seed = _stable_int("handcoded", self.seed, os.path.relpath(s.gamefile, self.games_root))
             s.expert, s.expert_owned = HandcodedExpert(s.engine, seed), True
         if s.pending:
             if not s.expert_owned:

@@ -276,6 +276,24 @@ def test_experts_solve_60_generated_games(tmp_path_factory):
     assert wins == Counter({(e, t): 10 for e in ("planner", "handcoded") for t in TASK_TYPES.values()})
 
 
+def test_handcoded_expert_does_not_depend_on_the_cache_path(tmp_path):
+    """The handcoded agent draws random choices; its seed comes from the game, so the same game played
+    from two cache directories gets the same expert actions (else test outcomes vary between runs)."""
+    traces = []
+    for name in ("a", "b"):
+        env = AlfWorldEnv(cache_dir=str(tmp_path / name), num_games=12, expert="handcoded",
+                          task_types=["pick_two_obj_and_place"])
+        _, info = env.reset(options={"task_id": 0})
+        trace = []
+        for _ in range(30):
+            trace.append(env.expert_action())
+            _, _, terminated, truncated, info = env.step(trace[-1])
+            if terminated or truncated:
+                break
+        traces.append(trace)
+    assert traces[0] == traces[1]
+
+
 def test_unfixed_handcoded_expert_fails_pick_two(cache_dir, monkeypatch):
     """alfworld 0.4.2's handcoded agent tracks a put only when the command says "put": under the move
     grammar it keeps the first object in its inventory and wins only by luck. The fixed agent solves
