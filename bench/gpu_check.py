@@ -63,7 +63,7 @@ def main() -> None:
 
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).cuda()
-        sampler = grpo_baseline.VLLMSampler(model_dir, tokenizer, max_new_tokens=24, temperature=1.0, seed=0)
+        sampler = grpo_baseline.VLLMSampler(model_dir, tokenizer, max_new_tokens=24, seed=0)
         sync_times = []
         for _ in range(3):
             torch.cuda.synchronize()

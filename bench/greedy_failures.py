@@ -34,7 +34,7 @@ def main() -> None:
                                      if k in grpo_baseline.Args.__dataclass_fields__})
     with open(os.path.join(cli.run_dir, "policy.json")) as f:
         start_dir = json.load(f)["model_dir"]
-    start, tokenizer, _ = load_policy(start_dir, args.env, {})
+    start, tokenizer, _, _ = load_policy(start_dir, args.env, {})
     final = AutoModelForCausalLM.from_pretrained(os.path.join(cli.run_dir, "final_model"), dtype=torch.float32).eval()
     task_ids = list(range(cli.tasks))
     print(f"{args.env}, greedy, {cli.tasks} {args.eval_split} tasks")
@@ -42,8 +42,8 @@ def main() -> None:
           f"{'turns':>6}")
     for name, model in (("start", start), ("final", final)):
         envs = [make_env(args.env, split=args.eval_split) for _ in task_ids]
-        sampler = grpo_baseline.HFSampler(model, tokenizer, args.max_new_tokens, args.temperature)
-        _, episodes = grpo_baseline.rollout(envs, task_ids, sampler, tokenizer, args, greedy=True)
+        sampler = grpo_baseline.HFSampler(model, tokenizer, args.max_new_tokens)
+        _, episodes = grpo_baseline.rollout(grpo_baseline.reset_starts(envs, task_ids), sampler, tokenizer, args, 0.0)
         failures = [(e, env) for e, env in zip(episodes, envs) if not e.won]
         at_limit = sum(env.state.truncated for _, env in failures) if hasattr(envs[0].state, "truncated") else "n/a"
         print(f"{name:8} {np.mean([e.won for e in episodes]):8.3f} {np.mean([e.reward for e in episodes]):7.3f} "

@@ -57,9 +57,11 @@ def main() -> None:
     bpo_args = bpo.apply_env_defaults(bpo.Args(env=cli.env, tasks_per_step=cli.tasks))
     n = 1 + bpo_args.num_branch_points * (bpo_args.branch_factor - 1)
     grpo_args = grpo_baseline.apply_env_defaults(grpo_baseline.Args(env=cli.env, tasks_per_step=cli.tasks,
-                                                                    num_generations=n))
-    model, tokenizer, _ = load_policy("tiny", cli.env, {}, cli.cache_dir, 0)
-    sampler = bpo.HFSampler(model, tokenizer, bpo_args.max_new_tokens, bpo_args.temperature)
+                                                                    num_generations=n, advantage="rloo"))
+    model, tokenizer, _, prompt = load_policy("tiny", cli.env, {}, cli.cache_dir, 0)
+    for args in (bpo_args, grpo_args):
+        args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
+    sampler = bpo.HFSampler(model, tokenizer, bpo_args.max_new_tokens)
     task_rng, rng = random.Random(cli.seed), random.Random(cli.seed)
     grpo_envs = [make_env(cli.env, split="train") for _ in range(cli.tasks * n)]
     bpo_envs = [make_env(cli.env, split="train") for _ in range(cli.tasks)]
@@ -67,15 +69,12 @@ def main() -> None:
     for round_index in range(cli.rounds):
         task_ids = [task_rng.randrange(bpo_envs[0].num_tasks) for _ in range(cli.tasks)]
         # GRPO: N independent rollouts per task, leave-one-out baseline
-        decisions, episodes = grpo_baseline.rollout(grpo_envs, [t for t in task_ids for _ in range(n)], sampler,
-                                                    tokenizer, grpo_args)
-        rewards = torch.tensor([e.reward for e in episodes]).view(cli.tasks, n)
-        for episode, a in zip(episodes, grpo_baseline.compute_advantages(rewards, "rloo").flatten().tolist()):
-            for d in episode.decisions:
-                decisions[d].advantage = a
-        grpo_adv += [d.advantage for d in decisions]
-        grpo_norms += minibatch_grad_norms(model, decisions, lambda d: [d.advantage] * len(d.action_ids), tokenizer,
-                                           grpo_args, cli.minibatch_size, rng)
+        decisions, episodes = grpo_baseline.rollout(grpo_baseline.reset_starts(grpo_envs, task_ids, n), sampler,
+                                                    tokenizer, grpo_args, grpo_args.temperature)
+        grpo_baseline.assign_advantages(decisions, episodes, grpo_args)
+        grpo_adv += [d.advantages[0] for d in decisions]
+        grpo_norms += minibatch_grad_norms(model, decisions, lambda d: d.advantages, tokenizer, grpo_args,
+                                           cli.minibatch_size, rng)
         # BPO: one tree per task
         decisions, episodes, branch_points, _ = bpo.grow_tree(bpo_envs, task_ids, model, sampler, tokenizer,
                                                               bpo_args, rng)

@@ -6,11 +6,11 @@ An env is a `gymnasium.Env` whose observations and actions are strings:
     obs, reward, terminated, truncated, info = env.step("click[buy now]")
     handle = env.snapshot(); sibling = handle.restore()   # new, independent, live env
 
-Subclasses implement `_reset`, `_step`, `expert_action`, `vocabulary` and `num_tasks` (and put the
-task text in `info["task"]` at reset), and keep
-everything that changes during an episode in `self.state` (a plain picklable object). The base class
-then gives them an exact deep-copy `snapshot()`. An env whose state cannot be deep-copied overrides
-`snapshot()` (ALFWorld: native planner state) or falls back to `ReplaySnapshot`.
+Subclasses implement `_reset` (picking its task with `self.task_id_from(options)` and putting the task
+text in `info["task"]`), `_step`, `expert_action`, `vocabulary` and `num_tasks`, and keep everything that
+changes during an episode in `self.state` (a plain picklable object). The base class then gives them an
+exact deep-copy `snapshot()`. An env whose state cannot be deep-copied overrides `snapshot()` (ALFWorld:
+native planner state) or falls back to `ReplaySnapshot`. Each env is described in docs/envs.md.
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ class TextEnv(gym.Env):
         self.reset_args: tuple = (None, None)  # (seed, options) of the current episode
         self.actions_taken: list[str] = []
 
-    # ---- the gymnasium API ---------------------------------------------------------------------
+    # ---------------------------------------------------------------------------------------------------
+    # The gymnasium API
+    # ---------------------------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self.reset_args = (seed, copy.deepcopy(options))
@@ -52,7 +54,9 @@ class TextEnv(gym.Env):
         self.actions_taken.append(action)
         return self._step(action if isinstance(action, str) else str(action))
 
-    # ---- what subclasses implement -------------------------------------------------------------
+    # ---------------------------------------------------------------------------------------------------
+    # What subclasses implement
+    # ---------------------------------------------------------------------------------------------------
     def _reset(self, seed: int | None, options: dict) -> tuple[str, dict]:
         raise NotImplementedError
 
@@ -63,7 +67,7 @@ class TextEnv(gym.Env):
         """The expert's next action from the current state (for SFT demonstrations)."""
         raise NotImplementedError
 
-    def demo_action(self, rng, mistake_prob: float = 0.0) -> str:
+    def demo_action(self, rng, mistake_prob: float) -> str:
         """The action a demonstrator takes for SFT: by default the expert's. Envs override this to make
         systematic, state-dependent mistakes (each taken with `mistake_prob` where its state arises), so
         that a cloned policy is wrong in ways RL can fix."""
@@ -78,7 +82,30 @@ class TextEnv(gym.Env):
         """Number of tasks in this env's split; `reset(options={"task_id": i})` picks task i."""
         raise NotImplementedError
 
-    # ---- snapshots -----------------------------------------------------------------------------
+    # ---------------------------------------------------------------------------------------------------
+    # Task ids
+    # ---------------------------------------------------------------------------------------------------
+    def task_id_from(self, options: dict, no_tasks_hint: str = "") -> int:
+        """The task `reset(options=...)` asks for: `options["task_id"]`, or when that is missing (or None) a
+        draw from the env's rng, so `reset(seed=s)` picks the same task every time. Raises ValueError when the
+        split has no tasks (`no_tasks_hint` is appended to that message) or the id is not a task id."""
+        num_tasks = self.num_tasks
+        if num_tasks == 0:
+            raise ValueError(f"split {getattr(self, 'split', None)!r} has no tasks{no_tasks_hint}")
+        task_id = options.get("task_id")
+        if task_id is None:
+            return int(self.np_random.integers(num_tasks))
+        self.check_task_id(task_id)
+        return task_id
+
+    def check_task_id(self, task_id) -> None:
+        """Raise ValueError unless `task_id` is an int (not a bool) in [0, num_tasks)."""
+        if isinstance(task_id, bool) or not isinstance(task_id, int) or not 0 <= task_id < self.num_tasks:
+            raise ValueError(f"task_id must be an int in [0, {self.num_tasks}); got {task_id!r}")
+
+    # ---------------------------------------------------------------------------------------------------
+    # Snapshots
+    # ---------------------------------------------------------------------------------------------------
     def snapshot(self) -> "DeepCopySnapshot":
         """Exact snapshot of `self.state`; shared read-only data (catalogs, indexes) is not copied."""
         if self.state is None:

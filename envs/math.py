@@ -4,50 +4,7 @@
     question, info = env.reset(options={"task_id": 7})
     _, reward, terminated, truncated, info = env.step("28 + 13 = 41 ; 41 * 3 = 123 ; \\boxed{123}")
 
-One episode is one problem and one answer. `reset` returns the question, with `info` holding `task`
-(the question again), `task_id`, `kind` and `level`. `step(solution_text)` ends the episode with
-reward 1.0 when the final answer is correct, else 0.0; its `info` carries `won`, `invalid` (no final answer could be
-extracted), `answer` (the gold answer string), `predicted` (the extracted answer or None) and
-`task_id`. A step after the episode ended is invalid with reward 0.
-
-Procedural problems (default). Three kinds, `level` = number of solution steps:
-    arithmetic  compute ( 28 + 13 ) * 3
-                28 + 13 = 41 ; 41 * 3 = 123 ; \\boxed{123}
-    equation    solve 3 x + 7 = 22
-                22 - 7 = 15 ; 15 / 3 = 5 ; \\boxed{5}
-    word        tom has 12 apples . he buys 3 bags of 4 apples . how many apples does he have ?
-                3 * 4 = 12 ; 12 + 12 = 24 ; \\boxed{24}
-Operands are 1-30, multipliers and divisors 2-9, every intermediate value stays in 0..999, and each
-step is one operation with its result, so a solution is computed left to right. Texts are lowercase
-words, numbers and symbols separated by single spaces; `split_tokens` splits a text into those words
-with numbers as single digits (`\\boxed{123}` -> `\\boxed{` `1` `2` `3` `}`), and `vocabulary()`
-lists every such token the env can emit.
-
-Demonstrations. `demo_action(rng, mistake_prob)` is the expert's solution, ending with `mistake_prob`
-in GSM8K's `#### N` instead of `\\boxed{N}`: a systematic format mistake (SFT data mixed from sources
-with different answer styles) that the checker rejects as invalid, so RL has something to fix.
-
-Splits. Task `i` of a split is drawn from its own seed stream `(seed, split, i)`, and a question text
-belongs to exactly one split by a hash of the text: sha256 bucket 0-4 of 100 is test, 5-9 is eval,
-the rest train. Each split's stream skips texts outside its bucket, so train never shares a question
-with eval or test, for any `seed`, `levels`, `kinds` or `num_tasks` (at the cost of about 20
-generator calls per eval/test task and 1.1 per train task). Default sizes: train 100_000, eval 500,
-test 500 (`num_tasks`). Small levels have small problem spaces, so a split can repeat a question.
-
-Answer checking. The procedural env reads only the last `\\boxed{...}` (its fixed format; "the
-answer is 42" without a box is invalid) and compares numbers exactly: `\\boxed{1,234}`,
-`\\boxed{ 42 }`, `42.0`, `-7`, `1/2`, `\\frac{1}{2}` and `0.5` are all read as numbers, and spaces
-inside a box are ignored as in LaTeX (`\\boxed{ 1 2 3 }` is 123). Loaded data also accepts GSM8K's
-`#### N` when there is no box, and falls back to math-verify for symbolic answers (`\\sqrt{2}`,
-intervals, ...). No bare last-number fallback: it would reward outputs that merely contain the number.
-
-JSONL data (`data_path`): one JSON object per line with "question" and "answer" ("problem" and
-"solution" are accepted as aliases). A GSM8K answer ends with `#### N`: N is the gold answer and the
-text before it the worked solution, and the expert writes that solution followed by `\\boxed{N}`. A
-MATH answer contains `\\boxed{...}`: the last box is the gold and the expert writes the whole answer.
-Any other answer string is the gold itself. The whole file is used for every split, in file order
-(GSM8K and MATH ship separate train and test files; pass the one you mean); `num_tasks` keeps the
-first records. `levels`, `kinds` and `seed` do not apply to loaded data.
+Problems, answer checking, splits, demonstrations and the JSONL format are described in docs/envs.md.
 """
 
 from __future__ import annotations
@@ -103,7 +60,9 @@ def split_tokens(text: str) -> list[str]:
     return _TOKEN_RE.findall(text)
 
 
-# ---- answer extraction and checking --------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------------
+# Answer extraction and checking
+# ---------------------------------------------------------------------------------------------------
 def _last_box(text: str) -> str | None:
     """Content of the last complete `\\boxed{...}` (balanced braces, escaped braces skipped)."""
     for match in reversed(list(_BOX_RE.finditer(text))):
@@ -198,7 +157,9 @@ def answers_match(pred: str | None, gold: str | None, symbolic: bool = True) -> 
     return _symbolic_equal(pred.strip(), gold.strip())
 
 
-# ---- procedural problems -------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------------
+# Procedural problems
+# ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Problem:
     question: str
@@ -306,7 +267,7 @@ _GENERATORS = {"arithmetic": _arithmetic, "equation": _equation, "word": _word}
 
 
 def split_of(question: str) -> str:
-    """The split a question text belongs to (sha256 bucket of the text; see the module docstring)."""
+    """The split a question text belongs to (sha256 bucket of the text; see docs/envs.md)."""
     bucket = int.from_bytes(hashlib.sha256(question.encode()).digest()[:8], "big") % 100
     return next(name for name, buckets in SPLIT_BUCKETS.items() if bucket in buckets)
 
@@ -324,9 +285,11 @@ def generate_problem(task_id: int, split: str = "train", seed: int = 0, levels: 
     raise RuntimeError(f"no {split} problem found for levels={levels} kinds={kinds}")  # pragma: no cover
 
 
-# ---- JSONL data ----------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------------
+# JSONL data
+# ---------------------------------------------------------------------------------------------------
 def load_jsonl(path: str | os.PathLike) -> list[Problem]:
-    """GSM8K/MATH-style records {"question", "answer"} as problems (see the module docstring)."""
+    """GSM8K/MATH-style records {"question", "answer"} as problems (see docs/envs.md)."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"math data file not found: {path}")
     problems = []
@@ -361,7 +324,9 @@ def load_jsonl(path: str | os.PathLike) -> list[Problem]:
     return problems
 
 
-# ---- the env -------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------------
+# The env
+# ---------------------------------------------------------------------------------------------------
 class MathEnv(TextEnv):
     """Single-turn math: the observation is a question, the action a worked solution."""
 
@@ -407,11 +372,7 @@ class MathEnv(TextEnv):
         return generate_problem(task_id, self.split, self.seed, self.levels, self.kinds)
 
     def _reset(self, seed, options):
-        task_id = options.get("task_id")
-        if task_id is None:
-            task_id = int(self.np_random.integers(self.num_tasks))
-        if isinstance(task_id, bool) or not isinstance(task_id, int) or not 0 <= task_id < self.num_tasks:
-            raise ValueError(f"task_id must be an integer in [0, {self.num_tasks}), got {task_id!r}")
+        task_id = self.task_id_from(options)
         p = self.problem(task_id)
         self.state = {"task_id": task_id, "question": p.question, "solution": p.solution, "answer": p.answer,
                       "kind": p.kind, "level": p.level, "done": False}
@@ -434,7 +395,7 @@ class MathEnv(TextEnv):
             raise RuntimeError("call reset() before expert_action()")
         return self.state["solution"]
 
-    def demo_action(self, rng: random.Random, mistake_prob: float = 0.5) -> str:
+    def demo_action(self, rng: random.Random, mistake_prob: float) -> str:
         """The SFT demonstrator: the expert's working, but with `mistake_prob` it ends in GSM8K's
         `#### N` instead of `\\boxed{N}`, a systematic format mistake (as in SFT data mixed from
         sources with different answer styles) that this env's checker rejects and RL can fix. Loaded

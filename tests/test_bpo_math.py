@@ -52,29 +52,42 @@ def test_topm_with_spacing():
 
 def test_assign_advantages_on_a_turn_level_tree():
     """Backbone of 3 decisions (return 1) with branch points at decisions 0 and 2, K = 2 (one fork
-    each): the fork at 0 has two decisions and return 0, the fork at 2 has one decision and return 1."""
+    each): the fork at 0 has two decisions and return 0, the fork at 2 has one decision and return 1.
+    Each sibling names its tree and branch point; the episode order does not matter."""
     args = Args(branch_factor=2, lam=0.5, branch_level="turn", post_branch_credit="sibling")
     decisions = [Decision([1], [5, 6], [0.0, 0.0]) for _ in range(6)]
-    episodes = [Episode(task_id=0, reward=1.0, decisions=[0, 1, 2]),
-                Episode(task_id=0, reward=0.0, decisions=[3, 4]),
-                Episode(task_id=0, reward=1.0, decisions=[5])]
-    branch_advantages = assign_advantages(decisions, episodes, [[0, 2]], args)
+    episodes = [Episode(task_id=0, tree=0, branch_point=2, reward=1.0, decisions=[5]),
+                Episode(task_id=0, tree=0, reward=1.0, decisions=[0, 1, 2]),
+                Episode(task_id=0, tree=0, branch_point=0, reward=0.0, decisions=[3, 4])]
+    assign_advantages(decisions, episodes, [[0, 2]], args)
     # Eq. 4 with K = 2: branch 0 -> (1 - 0, 0 - 1) = (1, -1); branch 2 -> (0, 0)
-    assert branch_advantages.tolist() == [1.0, -1.0, 0.0, 0.0]
     # Eq. 5 on the backbone: t=0: 1 + 0.25 * 0 = 1; t=1: 0.5 * 0 = 0; t=2: 0
     assert [decisions[d].advantages for d in (0, 1, 2)] == [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]
     assert [decisions[d].advantages for d in (3, 4)] == [[-1.0, -1.0], [-1.0, -1.0]]
+    assert decisions[5].advantages == [0.0, 0.0]
     args.post_branch_credit = "zero"
     assign_advantages(decisions, episodes, [[0, 2]], args)
     assert [decisions[d].advantages for d in (3, 4)] == [[-1.0, -1.0], [0.0, 0.0]]
+
+
+def test_assign_advantages_on_two_trees_keeps_them_apart():
+    """Two trees of one step with the same task: siblings are matched by (tree, branch point)."""
+    args = Args(branch_factor=2, lam=1.0, branch_level="turn")
+    decisions = [Decision([1], [5], [0.0]) for _ in range(4)]
+    episodes = [Episode(task_id=3, tree=0, reward=1.0, decisions=[0]),
+                Episode(task_id=3, tree=1, reward=0.0, decisions=[1]),
+                Episode(task_id=3, tree=1, branch_point=0, reward=1.0, decisions=[2]),
+                Episode(task_id=3, tree=0, branch_point=0, reward=1.0, decisions=[3])]
+    assign_advantages(decisions, episodes, [[0], [0]], args)
+    assert [decisions[d].advantages for d in range(4)] == [[0.0], [-1.0], [1.0], [0.0]]
 
 
 def test_assign_advantages_on_a_token_level_tree():
     """Math: one action of 4 tokens, branch point at token 2, K = 2; the fork continues from token 2."""
     args = Args(branch_factor=2, lam=1.0, branch_level="token")
     decisions = [Decision([1], [5, 6, 7, 8], [0.0] * 4), Decision([1, 5, 6], [9, 8], [0.0] * 2)]
-    episodes = [Episode(task_id=0, reward=0.0, decisions=[0]),
-                Episode(task_id=0, reward=1.0, decisions=[1])]
+    episodes = [Episode(task_id=0, tree=0, reward=0.0, decisions=[0]),
+                Episode(task_id=0, tree=0, branch_point=2, reward=1.0, decisions=[1])]
     assign_advantages(decisions, episodes, [[2]], args)
     assert decisions[0].advantages == [-1.0, -1.0, -1.0, -1.0]  # pre-branch (lam = 1), branch, post-branch
     assert decisions[1].advantages == [1.0, 1.0]

@@ -2,14 +2,12 @@
 env it must catch), and 10,000 random action strings across envs that never raise."""
 
 import copy
-import inspect
 import random
 import string
 
 import pytest
 
 from envs import (ReplaySnapshot, SnapshotFidelityError, TextEnv, check_snapshot_fidelity, env_class, make_env)
-from policy import WARM_START_DEFAULTS
 
 
 def available_envs():
@@ -145,10 +143,3 @@ def test_ten_thousand_random_actions_never_raise():
                 _, info = env.reset(options={"task_id": rng.randrange(min(env.num_tasks, 20))})
         assert steps > 0
         assert env_class(name) is type(env)
-
-
-def test_demonstrator_defaults_match_the_warm_start_defaults():
-    """`demo_action`'s default mistake_prob is the one the warm start uses (WARM_START_DEFAULTS)."""
-    for name, defaults in WARM_START_DEFAULTS.items():
-        signature = inspect.signature(env_class(name).demo_action)
-        assert signature.parameters["mistake_prob"].default == defaults.get("mistake_prob", 0.0), name

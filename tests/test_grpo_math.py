@@ -40,7 +40,7 @@ def test_policy_loss_clipping_by_hand():
     # token 4: masked out
     logprobs = torch.tensor([[0.5, -0.5], [0.5, 9.0]])
     old = torch.zeros(2, 2)
-    advantages = torch.tensor([1.0, -1.0])
+    advantages = torch.tensor([[1.0, 1.0], [-1.0, -1.0]])  # per token
     mask = torch.tensor([[True, True], [True, False]])
     loss, stats = policy_loss(logprobs, old, None, advantages, mask, 0.2, 0.2, 0.0)
     expected = (-1.2 - math.exp(-0.5) + math.exp(0.5)) / 3
@@ -54,7 +54,7 @@ def test_policy_loss_clipping_by_hand():
 def test_policy_loss_k3_kl():
     logprobs = torch.tensor([[math.log(0.5)]])
     ref = torch.tensor([[math.log(0.25)]])
-    loss, stats = policy_loss(logprobs, logprobs.clone(), ref, torch.tensor([0.0]), torch.ones(1, 1, dtype=torch.bool),
+    loss, stats = policy_loss(logprobs, logprobs.clone(), ref, torch.tensor([[0.0]]), torch.ones(1, 1, dtype=torch.bool),
                               0.2, 0.2, beta=0.1)
     k3 = 0.5 - math.log(0.5) - 1  # exp(ref - logp) - (ref - logp) - 1 with ref - logp = log 0.5
     assert stats["kl_ref"] == pytest.approx(k3, abs=1e-6)
@@ -65,7 +65,7 @@ def test_policy_gradient_direction():
     """A positive advantage raises the log-prob of the action, a negative one lowers it."""
     for sign in (1.0, -1.0):
         logprobs = torch.tensor([[-1.0]], requires_grad=True)
-        loss, _ = policy_loss(logprobs, logprobs.detach(), None, torch.tensor([sign]),
+        loss, _ = policy_loss(logprobs, logprobs.detach(), None, torch.tensor([[sign]]),
                               torch.ones(1, 1, dtype=torch.bool), 0.2, 0.2, 0.0)
         loss.backward()
         assert logprobs.grad.item() == pytest.approx(-sign)
@@ -87,7 +87,7 @@ def test_hf_sampler_logprobs_match_full_forward(tiny_policy):
     prompts = [encode("search red shoes"), encode("click the blue shirt and buy a red one of the shoes")]
     prompts = [prompts[0]] * 3 + [prompts[1]] * 2 + [encode("buy")]
     torch.manual_seed(1)
-    samples = HFSampler(model, tokenizer, max_new_tokens=12, temperature=1.0).generate(prompts)
+    samples = HFSampler(model, tokenizer, max_new_tokens=12).generate(prompts, temperature=1.0)
     decisions = [Decision(p, ids, lps) for p, (ids, lps) in zip(prompts, samples)]
     with torch.no_grad():
         logprobs, _, mask = action_logprobs(model, decisions, tokenizer.pad_token_id, 1.0)
@@ -100,9 +100,9 @@ def test_hf_sampler_logprobs_match_full_forward(tiny_policy):
 def test_hf_sampler_greedy_is_deterministic_and_stops_at_eos(tiny_policy):
     model, tokenizer = tiny_policy
     prompt = [tokenizer.bos_token_id] + tokenizer("search red", add_special_tokens=False)["input_ids"]
-    sampler = HFSampler(model, tokenizer, max_new_tokens=6, temperature=1.0)
-    first = sampler.generate([prompt, prompt], greedy=True)
-    alone = sampler.generate([prompt], greedy=True)[0]
+    sampler = HFSampler(model, tokenizer, max_new_tokens=6)
+    first = sampler.generate([prompt, prompt], temperature=0.0)
+    alone = sampler.generate([prompt], temperature=0.0)[0]
     assert first[0][0] == first[1][0] == alone[0]
     assert torch.allclose(torch.tensor(first[0][1]), torch.tensor(alone[1]), atol=1e-5)
     for ids, _ in first:

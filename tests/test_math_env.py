@@ -28,7 +28,9 @@ def wrong_solution(solution):
     return solution.replace(f"\\boxed{{{answer}}}", f"\\boxed{{{int(answer) + 1}}}")
 
 
-# ---- generator -------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------------
+# Generator
+# ---------------------------------------------------------------------------------------------------
 def test_deterministic_in_process_and_across_processes():
     env_a, env_b = MathEnv(split="test"), MathEnv(split="test")
     assert questions(env_a, 50) == questions(env_b, 50)
@@ -177,7 +179,9 @@ def test_demonstrator_makes_a_systematic_format_mistake():
     assert all(demo == expert for expert, demo, _, _ in play(0, 0.0))
 
 
-# ---- answer checking ---------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------------
+# Answer checking
+# ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text, allow_hash, expected", [
     ("so \\boxed{42}", False, "42"),
     ("\\boxed{ 42 }", False, "42"),
@@ -227,7 +231,9 @@ def test_number_formats_match(n):
     assert not answers_match(str(n + 1), str(n), symbolic=False)
 
 
-# ---- JSONL data ----------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------------
+# JSONL data
+# ---------------------------------------------------------------------------------------------------
 def write_jsonl(path, records):
     path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
     return str(path)
@@ -285,7 +291,9 @@ def test_jsonl_missing_or_empty_file(tmp_path):
         MathEnv(data_path=write_jsonl(tmp_path / "one.jsonl", RECORDS[:1]), num_tasks=9)
 
 
-# ---- invalid inputs ------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------------
+# Invalid inputs
+# ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs", [
     {"split": "valid"}, {"levels": ()}, {"levels": (0,)}, {"levels": (MAX_LEVEL + 1,)}, {"levels": ("1",)},
     {"levels": (True,)}, {"levels": None}, {"kinds": ()}, {"kinds": ("geometry",)}, {"seed": "0"},
@@ -325,7 +333,9 @@ def test_random_strings_never_raise(tmp_path):
     assert procedural.step(12345)[1] == 0.0  # a non-string action is read as its str()
 
 
-# ---- snapshots and registry ----------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------------
+# Snapshots and registry
+# ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("action", ["expert", "wrong", "", "\\boxed{"])
 def test_snapshot_fidelity(action):
     env = MathEnv(split="test")

@@ -25,7 +25,7 @@ def policy_and_sampler(tmp_path_factory):
     model_dir = str(tmp_path_factory.mktemp("tiny"))
     model.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
-    sampler = VLLMSampler(model_dir, tokenizer, max_new_tokens=6, temperature=1.0, seed=0)
+    sampler = VLLMSampler(model_dir, tokenizer, max_new_tokens=6, seed=0)
     return model.eval(), tokenizer, sampler
 
 
@@ -46,7 +46,7 @@ def max_logprob_gap(model, tokenizer, prompts, samples):
 def test_vllm_logprobs_equal_hf(policy_and_sampler):
     model, tokenizer, sampler = policy_and_sampler
     prompts = prompts_of(tokenizer, [5, 40, 100, 100, 100, 7])
-    samples = sampler.generate(prompts)
+    samples = sampler.generate(prompts, 1.0)
     assert all(1 <= len(ids) == len(lps) <= 6 for ids, lps in samples)
     assert max_logprob_gap(model, tokenizer, prompts, samples) < 1e-4
 
@@ -54,19 +54,19 @@ def test_vllm_logprobs_equal_hf(policy_and_sampler):
 def test_weight_sync_and_prefix_cache_reset(policy_and_sampler):
     model, tokenizer, sampler = policy_and_sampler
     prompts = prompts_of(tokenizer, [110, 120, 115, 125], offset=3)  # 3+ full KV blocks of 32 tokens each
-    sampler.generate(prompts)  # fills the prefix cache with KV blocks of the current weights
+    sampler.generate(prompts, 1.0)  # fills the prefix cache with KV blocks of the current weights
 
     # an optimizer-sized change of every weight, synced WITHOUT resetting the prefix cache: stale
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.05 * torch.randn_like(p))
     sampler.sync_weights(model, reset_prefix_cache=False)
-    stale = max_logprob_gap(model, tokenizer, prompts, sampler.generate(prompts))
+    stale = max_logprob_gap(model, tokenizer, prompts, sampler.generate(prompts, 1.0))
     assert stale > 0.05, f"expected stale prefix-cache KV without a reset, gap {stale}"
 
     # the real sync (with the reset): vLLM now samples from exactly the trained weights
     sampler.sync_weights(model)
-    assert max_logprob_gap(model, tokenizer, prompts, sampler.generate(prompts)) < 1e-4
+    assert max_logprob_gap(model, tokenizer, prompts, sampler.generate(prompts, 1.0)) < 1e-4
 
 
 def test_grpo_runs_with_vllm_backend(tmp_path, cache_dir):

@@ -1,0 +1,135 @@
+"""Every change this package makes to textworld and fast-downward, applied once, when it is imported.
+
+All of them are speed or hygiene fixes that leave traces identical (observations, admissible commands,
+rewards: tests/test_alfworld_patches.py compares them with the patches off; `bench/alfworld_step.py`
+measures each part). `memoize_grammar(False)` switches the speed-ups off for comparisons.
+
+- `textworld.envs.pddl.textgen._parse_and_convert` (memoized): textworld re-parses its text grammar with
+  tatsu at every step. The cache hands out a deep copy of the parse (derivations set each symbol's context).
+- `textworld.logic.Rule.parse_conjunctive_query` (memoized): the same queries are parsed at every step; a
+  parsed Rule is only read (by `State.all_assignments`), so it is shared.
+- `textworld.envs.pddl.textgen.copy_context` (shallow): textworld deep-copies every entity of the derivation
+  context for each symbol; derivations add keys to `variables` and `mapping` but never modify the entity
+  objects, so copying the dicts is enough.
+- `fast_downward.pddl2sas`: fast-downward's translator overwrites `sys.argv`; the wrapper restores it
+  (always) and memoizes the last 8 translations when the speed-ups are on (so the load-time reset does
+  not translate the game twice more).
+- `fast_downward.load_lib`: textworld loads a private copy of libdownward for every `PddlEnv` and never
+  unloads it; the wrapper hands out the copy of an engine that is gone (`_FREE_LIBS`, filled by
+  `Engine.__del__`) before loading a new one, as textworld's own gym env reuses one library per env.
+
+(The handcoded expert's move-grammar fix is a subclass and its private rng a per-call swap: `experts`.)
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from collections import OrderedDict
+
+import fast_downward
+import textworld.envs.pddl.textgen as _tw_textgen
+from textworld.logic import Rule as _TwRule
+
+
+def _original(function):
+    """The library's own function, also when another copy of this module (a reload) already patched it."""
+    return getattr(function, "original", function)
+
+
+_ORIGINALS = {
+    "textgen_parse": _original(_tw_textgen._parse_and_convert),
+    "conjunctive_query": _original(_TwRule.__dict__["parse_conjunctive_query"].__func__),
+    "copy_context": _original(_tw_textgen.copy_context),
+    "pddl2sas": _original(fast_downward.pddl2sas),
+    "load_lib": _original(fast_downward.load_lib),
+}
+_TEXTGEN_CACHE: dict = {}
+_QUERY_CACHE: dict = {}
+_SAS_CACHE: "OrderedDict" = OrderedDict()
+_SPEEDUPS = {"memoize": False, "shallow_contexts": False}
+
+
+def _memo_textgen_parse(*args, **kwargs):
+    key = (args, tuple(sorted(kwargs.items())))
+    try:
+        parsed = _TEXTGEN_CACHE[key]
+    except KeyError:
+        parsed = _TEXTGEN_CACHE[key] = _ORIGINALS["textgen_parse"](*args, **kwargs)
+    return copy.deepcopy(parsed)  # derivations set each symbol's context: never hand out the cached objects
+
+
+def _memo_conjunctive_query(cls, expr):
+    try:
+        return _QUERY_CACHE[expr]
+    except KeyError:  # a Rule is only read by State.all_assignments: sharing it is safe
+        rule = _QUERY_CACHE[expr] = _ORIGINALS["conjunctive_query"](cls, expr)
+        return rule
+
+
+def _shallow_copy_context(context):
+    """textgen.copy_context without deep-copying the entities: derivations add keys to `variables` and
+    `mapping` but never modify the EntityInfo / Placeholder / Variable objects in them."""
+    return {"state": context["state"], "facts": context["facts"], "variables": dict(context["variables"]),
+            "mapping": dict(context["mapping"]), "entity_infos": context["entity_infos"]}
+
+
+def _translate(domain, problem, verbose=False, optimize=False):
+    """fast_downward.pddl2sas, keeping `sys.argv` (the translator overwrites it), memoized when enabled."""
+    argv = list(sys.argv)
+    try:
+        if not _SPEEDUPS["memoize"]:
+            return _ORIGINALS["pddl2sas"](domain, problem, verbose=verbose, optimize=optimize)
+        key = (domain, problem, bool(verbose), bool(optimize))
+        if key in _SAS_CACHE:  # the task object is only read by textworld after translation
+            _SAS_CACHE.move_to_end(key)
+        else:
+            _SAS_CACHE[key] = _ORIGINALS["pddl2sas"](domain, problem, verbose=verbose, optimize=optimize)
+            while len(_SAS_CACHE) > 8:
+                _SAS_CACHE.popitem(last=False)
+        return _SAS_CACHE[key]
+    finally:
+        sys.argv[:] = argv
+
+
+def memoize_grammar(enabled: bool = True, shallow_contexts: bool | None = None) -> None:
+    """Switch textworld's text generation speed-ups on (the default at import) or off (for comparisons).
+
+    `enabled`: memoize `textgen._parse_and_convert` (a deep copy of the cached parse per call),
+    `Rule.parse_conjunctive_query` and the PDDL translation (so the load-time reset does not translate
+    the game twice more). `shallow_contexts` (default: same as `enabled`): copy derivation contexts
+    without deep-copying their entity objects. Either way traces are identical."""
+    _SPEEDUPS["memoize"] = bool(enabled)
+    _SPEEDUPS["shallow_contexts"] = bool(enabled if shallow_contexts is None else shallow_contexts)
+    _tw_textgen._parse_and_convert = _memo_textgen_parse if enabled else _ORIGINALS["textgen_parse"]
+    _TwRule.parse_conjunctive_query = classmethod(_memo_conjunctive_query if enabled
+                                                  else _ORIGINALS["conjunctive_query"])
+    _tw_textgen.copy_context = (_shallow_copy_context if _SPEEDUPS["shallow_contexts"]
+                                else _ORIGINALS["copy_context"])
+    fast_downward.pddl2sas = _translate  # always: it restores sys.argv; memoizes only when enabled
+
+
+for _patch, _name in [(_memo_textgen_parse, "textgen_parse"), (_memo_conjunctive_query, "conjunctive_query"),
+                      (_shallow_copy_context, "copy_context"), (_translate, "pddl2sas")]:
+    _patch.original = _ORIGINALS[_name]
+
+
+def grammar_speedups() -> dict:
+    """Which speed-ups are on: {"memoize": bool, "shallow_contexts": bool}."""
+    return dict(_SPEEDUPS)
+
+
+memoize_grammar(True)
+
+
+# textworld loads a private copy of libdownward for every PddlEnv and never unloads it; reuse the copies
+# of engines that are gone (loading another game into a library is what textworld's own gym env does).
+_FREE_LIBS: list = []  # filled by Engine.__del__
+
+
+def _load_lib():
+    return _FREE_LIBS.pop() if _FREE_LIBS else _ORIGINALS["load_lib"]()
+
+
+_load_lib.original = _ORIGINALS["load_lib"]
+fast_downward.load_lib = _load_lib
