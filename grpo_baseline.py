@@ -118,8 +118,9 @@ class Args:
     """evaluate on the held-out split every this many steps, and at the start and the end (0: only those)"""
     eval_tasks: int = 200
     """held-out tasks per evaluation (sampled at --eval-temperature, and greedy)"""
-    eval_split: str = "test"
-    """held-out split"""
+    eval_splits: tuple[str, ...] | None = None
+    """held-out splits, each evaluated (default per env: test; ALFWorld eval and eval_ood); the first is the one
+    the curve's error bars and the summary's first rows use"""
     eval_temperature: float | None = None
     """sampling temperature of the sampled evaluation (default: --temperature)"""
     checkpoint_every: int = 10
@@ -136,9 +137,9 @@ class Args:
 
 # Defaults that depend on the environment (a flag given on the command line always wins).
 ENV_DEFAULTS = {
-    "webshop": dict(total_steps=60, max_new_tokens=24, learning_rate=1e-4),
-    "math": dict(total_steps=300, max_new_tokens=64, learning_rate=3e-5),
-    "alfworld": dict(total_steps=60, max_new_tokens=12, learning_rate=1e-4),
+    "webshop": dict(total_steps=60, max_new_tokens=24, learning_rate=1e-4, eval_splits=("test",)),
+    "math": dict(total_steps=300, max_new_tokens=64, learning_rate=3e-5, eval_splits=("test",)),
+    "alfworld": dict(total_steps=60, max_new_tokens=12, learning_rate=1e-4, eval_splits=("eval", "eval_ood")),
 }
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
@@ -156,6 +157,8 @@ def apply_env_defaults(args: Args) -> Args:
         args.epsilon_high = args.clip_eps
     if args.eval_temperature is None:
         args.eval_temperature = args.temperature
+    if not args.eval_splits:
+        raise SystemExit("--eval-splits needs at least one split")
     flag = lambda name: "--" + name.replace("_", "-")
     for name in POSITIVE_FLAGS:
         if getattr(args, name) is not None and not getattr(args, name) > 0:
@@ -469,19 +472,25 @@ def transcript(episode: Episode) -> dict:
             "reward": round(episode.reward, 4), "won": episode.won}
 
 
-def summary_table(rows: list[dict], eval_tasks: int, eval_split: str, eval_temperature: float) -> str:
+def split_prefix(split: str, primary: bool) -> str:
+    """Column prefix of a held-out split: `eval` for the primary one, else e.g. `eval_ood` or `eval_test`."""
+    return "eval" if primary else split if split.startswith("eval") else f"eval_{split}"
+
+
+def summary_table(rows: list[dict], eval_sizes: dict[str, int], eval_temperature: float) -> str:
     """Held-out results at the start (SFT) and at the end, +- one standard error, and the gain."""
     evals = [r for r in rows if r.get("eval_success_greedy") not in (None, "")]
     first, last = evals[0], evals[-1]
-    lines = [f"held-out {eval_split} ({eval_tasks} tasks)   start (step {first['step']})    end (step "
-             f"{last['step']})        gain"]
-    for metric in ("success", "reward"):
-        for decoding, label in (("sampled", f"sampled (T={eval_temperature:g})"), ("greedy", "greedy")):
-            key = f"eval_{metric}_{decoding}"
-            a, b = float(first[key]), float(last[key])
-            se_a, se_b = float(first[key + "_se"]), float(last[key + "_se"])
-            lines.append(f"  {metric + ', ' + label:26} {a:.3f} +- {se_a:.3f}    {b:.3f} +- {se_b:.3f}    "
-                         f"{b - a:+.3f} +- {math.hypot(se_a, se_b):.3f}")
+    lines = [f"  {'held-out (tasks)':34} start (step {first['step']})    end (step {last['step']})      gain"]
+    for i, (split, size) in enumerate(eval_sizes.items()):
+        for metric in ("success", "reward"):
+            for decoding, label in (("sampled", f"sampled (T={eval_temperature:g})"), ("greedy", "greedy")):
+                key = f"{split_prefix(split, i == 0)}_{metric}_{decoding}"
+                a, b = float(first[key]), float(last[key])
+                se_a, se_b = float(first[key + "_se"]), float(last[key + "_se"])
+                name = f"{split} ({size}) {metric}, {label}"
+                lines.append(f"  {name:34} {a:.3f} +- {se_a:.3f}    {b:.3f} +- {se_b:.3f}    {b - a:+.3f} +- "
+                             f"{math.hypot(se_a, se_b):.3f}")
     return "\n".join(lines)
 
 
@@ -592,8 +601,10 @@ def main(args: Args) -> str:
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
     group_size = args.num_generations
     train_envs = [make_env(args.env, split="train") for _ in range(args.tasks_per_step * group_size)]
-    eval_task_ids = list(range(min(args.eval_tasks, make_env(args.env, split=args.eval_split).num_tasks)))
-    eval_envs = [make_env(args.env, split=args.eval_split) for _ in eval_task_ids]
+    eval_envs = {}  # split -> one env per held-out task
+    for split in args.eval_splits:
+        eval_envs[split] = [make_env(args.env, split=split) for _ in range(min(args.eval_tasks, make_env(
+            args.env, split=split).num_tasks))]
     task_rng = random.Random(args.seed)
     grad_norm_window = deque(maxlen=50)  # minibatch gradient norms of the last 50 minibatches
     start_step, rows = 0, []
@@ -638,21 +649,24 @@ def main(args: Args) -> str:
     def run_evaluation(step: int) -> None:
         model.eval()
         row, shown = {"step": step}, []
-        for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
-            result, episodes = evaluate(eval_envs, eval_task_ids, sampler, tokenizer, args, temperature)
-            for key, value in result.items():
-                metric, _, se = key.partition("_")
-                row[f"eval_{metric}_{decoding}" + ("_se" if se else "")] = value
-            shown += [{"step": step, "decoding": decoding, **transcript(e)} for e in episodes[:3]]
+        for i, (split, envs) in enumerate(eval_envs.items()):
+            for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
+                result, episodes = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args, temperature)
+                for key, value in result.items():
+                    metric, _, se = key.partition("_")
+                    row[f"{split_prefix(split, i == 0)}_{metric}_{decoding}" + ("_se" if se else "")] = value
+                shown += [{"step": step, "split": split, "decoding": decoding, **transcript(e)} for e in episodes[:3]]
         log_row(row)
         with open(os.path.join(run_dir, "transcripts.jsonl"), "a") as f:  # a few held-out episodes, as played
             f.writelines(json.dumps(t) + "\n" for t in shown)
-        writer.add_text("eval/transcripts", "\n\n".join(f"`{t['decoding']}` task {t['task_id']}: {t['task']}  \n"
+        writer.add_text("eval/transcripts", "\n\n".join(f"`{t['split']} {t['decoding']}` task {t['task_id']}: {t['task']}  \n"
                                                          f"actions: {' / '.join(t['actions'])}  \nreward {t['reward']}"
                                                          for t in shown), step)
-        tqdm.write(f"step {step:4d} eval ({len(eval_task_ids)} {args.eval_split} tasks): success sampled "
-                   f"{row['eval_success_sampled']:.3f} greedy {row['eval_success_greedy']:.3f} | reward sampled "
-                   f"{row['eval_reward_sampled']:.3f} greedy {row['eval_reward_greedy']:.3f}")
+        for i, (split, envs) in enumerate(eval_envs.items()):
+            prefix = split_prefix(split, i == 0)
+            tqdm.write(f"step {step:4d} eval ({len(envs)} {split} tasks): success sampled "
+                       f"{row[prefix + '_success_sampled']:.3f} greedy {row[prefix + '_success_greedy']:.3f} | reward "
+                       f"sampled {row[prefix + '_reward_sampled']:.3f} greedy {row[prefix + '_reward_greedy']:.3f}")
         plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
 
     last_step = min(args.total_steps, args.stop_at_step or args.total_steps)
@@ -750,7 +764,7 @@ def main(args: Args) -> str:
     with open(os.path.join(run_dir, "final_model", "prompt.json"), "w") as f:
         json.dump(prompt, f)
     writer.close()
-    print(summary_table(rows, len(eval_task_ids), args.eval_split, args.eval_temperature))
+    print(summary_table(rows, {split: len(envs) for split, envs in eval_envs.items()}, args.eval_temperature))
     print(f"learning curve: {os.path.join(run_dir, 'learning_curve.png')}")
     print(f"done: {run_dir} (metrics.csv, transcripts.jsonl, checkpoint.pt, final_model/)")
     return run_dir

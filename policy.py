@@ -79,9 +79,12 @@ def encode_prompt(tokenizer, env_name: str, user_text: str) -> list[int]:
 # ---------------------------------------------------------------------------------------------------
 # Word-level tokenizer for the tiny model
 # ---------------------------------------------------------------------------------------------------
-# Upper-case tags such as WebShop's `[SEP]`, words with their leading space, single digits, single
-# punctuation marks: lossless, so the action text the model generates decodes exactly (`click[b07xyz]`).
-PRETOKENIZE_PATTERN = r" ?\[[A-Z]+\]| ?\p{L}+| ?\p{N}| ?[^\s\p{L}\p{N}]|\s+"
+# Upper-case tags such as WebShop's `[SEP]`, a WebShop ASIN (`B0P51F5OIU`), words (hyphenated ones
+# included: `x-large`) and numbers (`10`, `6.1`) with their leading space, single punctuation marks and
+# whitespace characters: lossless, so the action text the model generates decodes exactly, and every
+# argument a page offers (an ASIN, an option value, an ALFWorld object such as `cabinet 10`) is one token
+# per word or number, short enough for a 2-layer model to copy from the page.
+PRETOKENIZE_PATTERN = r" ?\[[A-Z]+\]| ?B0[A-Z0-9]{8}\b| ?\p{L}+(?:-\p{L}+)*| ?\p{N}+(?:\.\p{N}+)?| ?[^\s\p{L}\p{N}]|\s"
 # For arithmetic: a digit is the same token wherever it stands (the space before a number is its own token).
 DIGITS_APART_PATTERN = r" ?\[[A-Z]+\]| ?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]|\s+"
 SPECIAL_TOKENS = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<bos>", "eos_token": "<eos>"}

@@ -37,11 +37,12 @@ def main() -> None:
     start, tokenizer, _, _ = load_policy(start_dir, args.env, {})
     final = AutoModelForCausalLM.from_pretrained(os.path.join(cli.run_dir, "final_model"), dtype=torch.float32).eval()
     task_ids = list(range(cli.tasks))
-    print(f"{args.env}, greedy, {cli.tasks} {args.eval_split} tasks")
+    split = (args.eval_splits or grpo_baseline.ENV_DEFAULTS[args.env]["eval_splits"])[0]
+    print(f"{args.env}, greedy, {cli.tasks} {split} tasks")
     print(f"{'policy':8} {'success':>8} {'reward':>7} {'reward of failures':>19} {'failures at step limit':>23} "
           f"{'turns':>6}")
     for name, model in (("start", start), ("final", final)):
-        envs = [make_env(args.env, split=args.eval_split) for _ in task_ids]
+        envs = [make_env(args.env, split=split) for _ in task_ids]
         sampler = grpo_baseline.HFSampler(model, tokenizer, args.max_new_tokens)
         _, episodes = grpo_baseline.rollout(grpo_baseline.reset_starts(envs, task_ids), sampler, tokenizer, args, 0.0)
         failures = [(e, env) for e, env in zip(episodes, envs) if not e.won]

@@ -39,12 +39,13 @@ def test_results_pages(env):
                            for a in results[:10])
     assert obs == (f"Instruction: [SEP] {instruction} [SEP] Back to Search [SEP] Page 1 (Total results: 50) "
                    f"[SEP] Next > [SEP] {items}")
-    assert info["admissible_actions"] == (["click[back to search]", "click[next >]"]
-                                          + [f"click[{a.lower()}]" for a in results[:10]])
+    # admissible actions name each clickable as the page shows it (clicks are case-insensitive)
+    assert info["admissible_actions"] == (["click[Back to Search]", "click[Next >]"]
+                                          + [f"click[{a}]" for a in results[:10]])
     assert not info["has_search_bar"]
     obs, *_, info = env.step("click[next >]")
     assert "Page 2 (Total results: 50) [SEP] < Prev [SEP] Next > [SEP] " + results[10] in obs
-    assert info["admissible_actions"][:3] == ["click[back to search]", "click[< prev]", "click[next >]"]
+    assert info["admissible_actions"][:3] == ["click[Back to Search]", "click[< Prev]", "click[Next >]"]
     obs, *_ = env.step("click[< prev]")
     assert "Page 1 (Total results: 50) [SEP] Next > [SEP] " + results[0] in obs
     # past the last page the list is empty and Next > stays, as in WebShop's template
@@ -66,7 +67,7 @@ def test_item_and_sub_pages(env):
     head = f"Instruction: [SEP] {instruction} [SEP] Back to Search [SEP] < Prev [SEP] "
     obs, *_, info = env.step("click[description]")
     assert obs == head + product["Description"]
-    assert info["admissible_actions"] == ["click[back to search]", "click[< prev]"]
+    assert info["admissible_actions"] == ["click[Back to Search]", "click[< Prev]"]
     obs, *_ = env.step("click[< prev]")
     assert obs == expected
     obs, *_ = env.step("click[features]")

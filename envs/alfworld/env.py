@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from dataclasses import dataclass, field
 
 from envs.alfworld.engine import Engine, NativeState, get_engine
@@ -16,6 +17,7 @@ from envs.alfworld.vocabulary import generated_vocabulary, official_vocabulary
 from envs.base import TextEnv
 
 DEFAULT_MAX_STEPS = 50
+_PLACE_RE = re.compile(r"^(?:move (.+) to|put (?:.+) in/on) (.+)$")  # a plan's last command: where the task ends
 EXPERTS = ("planner", "handcoded")
 
 
@@ -142,6 +144,28 @@ class AlfWorldEnv(TextEnv):
             plan = self.expert_plan()
             return plan[0] if plan else "look"
         return self._handcoded_action()
+
+    def demo_action(self, rng, mistake_prob: float) -> str:
+        """The SFT demonstrator: the expert with two systematic, state-dependent mistakes, each taken with
+        `mistake_prob` where its state arises, so that the cloned policy's most likely action is sometimes
+        wrong and RL has something to fix. Where it could take several objects, it takes the first one
+        listed instead of the one the task needs (and must put it back); on its way to clean, heat or cool
+        the object (planner expert), it first carries it to the receptacle the task ends at (and must come
+        back). The planner replans from wherever a mistake leads."""
+        action = self.expert_action()
+        admissible = list(self.state.native.tw_state["admissible_commands"])
+        if action.startswith("take "):
+            first = next((a for a in admissible if a.startswith("take ")), action)
+            if first != action and rng.random() < mistake_prob:
+                return first
+        if self.expert == "planner" and action.startswith("go to "):
+            plan = self.expert_plan()
+            final = _PLACE_RE.match(plan[-1]) if plan else None
+            detour = f"go to {final.group(2)}" if final else None
+            if (len(plan) > 1 and plan[1].split()[0] in ("clean", "heat", "cool") and detour != action
+                    and detour in admissible and rng.random() < mistake_prob):
+                return detour
+        return action
 
     def _handcoded_action(self) -> str:
         s = self.state

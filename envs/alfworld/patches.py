@@ -12,8 +12,10 @@ measures each part). `memoize_grammar(False)` switches the speed-ups off for com
   context for each symbol; derivations add keys to `variables` and `mapping` but never modify the entity
   objects, so copying the dicts is enough.
 - `fast_downward.pddl2sas`: fast-downward's translator overwrites `sys.argv`; the wrapper restores it
-  (always) and memoizes the last 8 translations when the speed-ups are on (so the load-time reset does
-  not translate the game twice more).
+  (always) and, when the speed-ups are on, memoizes translations: the last 8 in memory (so the load-time
+  reset does not translate the game twice more) and all of them on disk under `translation_cache_dir()`,
+  keyed by the domain and problem text and the translator's version (translation is most of a game's
+  load time, and every run and evaluation loads the same games again).
 - `fast_downward.load_lib`: textworld loads a private copy of libdownward for every `PddlEnv` and never
   unloads it; the wrapper hands out the copy of an engine that is gone (`_FREE_LIBS`, filled by
   `Engine.__del__`) before loading a new one, as textworld's own gym env reuses one library per env.
@@ -24,8 +26,13 @@ measures each part). `memoize_grammar(False)` switches the speed-ups off for com
 from __future__ import annotations
 
 import copy
+import hashlib
+import os
+import pickle
 import sys
 from collections import OrderedDict
+from importlib import metadata
+from pathlib import Path
 
 import fast_downward
 import textworld.envs.pddl.textgen as _tw_textgen
@@ -48,6 +55,7 @@ _TEXTGEN_CACHE: dict = {}
 _QUERY_CACHE: dict = {}
 _SAS_CACHE: "OrderedDict" = OrderedDict()
 _SPEEDUPS = {"memoize": False, "shallow_contexts": False}
+_FAST_DOWNWARD_VERSION = metadata.version("fast-downward-textworld")
 
 
 def _memo_textgen_parse(*args, **kwargs):
@@ -74,8 +82,17 @@ def _shallow_copy_context(context):
             "mapping": dict(context["mapping"]), "entity_infos": context["entity_infos"]}
 
 
+def translation_cache_dir() -> Path:
+    """Where translated games are kept on disk (`ALFWORLD_TRANSLATION_CACHE` overrides)."""
+    from envs.alfworld.generator import default_cache_dir
+
+    return Path(os.environ.get("ALFWORLD_TRANSLATION_CACHE") or default_cache_dir() / "translations")
+
+
 def _translate(domain, problem, verbose=False, optimize=False):
-    """fast_downward.pddl2sas, keeping `sys.argv` (the translator overwrites it), memoized when enabled."""
+    """fast_downward.pddl2sas, keeping `sys.argv` (the translator overwrites it), memoized when enabled: in
+    memory (the last 8) and on disk, keyed by the domain and problem text (a game's translation is 85% of
+    its load time, and every run loads the same games again)."""
     argv = list(sys.argv)
     try:
         if not _SPEEDUPS["memoize"]:
@@ -84,7 +101,21 @@ def _translate(domain, problem, verbose=False, optimize=False):
         if key in _SAS_CACHE:  # the task object is only read by textworld after translation
             _SAS_CACHE.move_to_end(key)
         else:
-            _SAS_CACHE[key] = _ORIGINALS["pddl2sas"](domain, problem, verbose=verbose, optimize=optimize)
+            digest = hashlib.sha1(repr((key, _FAST_DOWNWARD_VERSION)).encode()).hexdigest()
+            path = translation_cache_dir() / f"{digest}.pkl"
+            try:
+                with open(path, "rb") as f:
+                    _SAS_CACHE[key] = pickle.load(f)
+            except (OSError, EOFError, pickle.UnpicklingError):
+                _SAS_CACHE[key] = _ORIGINALS["pddl2sas"](domain, problem, verbose=verbose, optimize=optimize)
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    tmp = path.with_suffix(f".tmp{os.getpid()}")
+                    with open(tmp, "wb") as f:
+                        pickle.dump(_SAS_CACHE[key], f)
+                    os.replace(tmp, path)  # atomic: a concurrent reader never sees half a file
+                except OSError:
+                    pass  # a read-only cache only costs speed
             while len(_SAS_CACHE) > 8:
                 _SAS_CACHE.popitem(last=False)
         return _SAS_CACHE[key]

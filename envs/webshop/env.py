@@ -181,13 +181,19 @@ class WebShopEnv(TextEnv):
         s = self.state
         info = {
             "won": s.reward >= 1.0 - 1e-9, "invalid": invalid,
-            "admissible_actions": [f"click[{text}]" for text, kind, _ in s.clickables if kind != "search"],
+            "admissible_actions": [f"click[{self._shown(*c)}]" for c in s.clickables if c[1] != "search"],
             "has_search_bar": s.page == "search", "task_id": s.task_id, "goal": s.goal, "page": s.page,
             "task": s.goal["instruction_text"],
         }
         if s.reward_info is not None:
             info["reward_info"] = s.reward_info
         return info
+
+    @staticmethod
+    def _shown(text: str, kind: str, payload: str) -> str:
+        """A clickable as the page shows it (`text` is its lowercased key)."""
+        return {"back": BACK_TO_SEARCH, "prev": PREV_PAGE, "next": NEXT_PAGE, "buy": END_BUTTON,
+                "product": payload, "sub": text.title()}.get(kind, text)
 
     # ---------------------------------------------------------------------------------------------------
     # Dynamics
@@ -268,11 +274,12 @@ class WebShopEnv(TextEnv):
         return [q for q in queries if q]
 
     def expert_action(self) -> str:
-        """Search the instruction's key words, page to the goal ASIN, pick its options, buy."""
+        """Search the instruction's key words, page to the goal ASIN, pick its options, buy. Every click names
+        its button, ASIN or option value exactly as the page shows it (clicks are case-insensitive)."""
         s = self.state
         target = s.goal.get("asin", "")
         if s.done:
-            return f"click[{END_BUTTON.lower()}]"
+            return f"click[{END_BUTTON}]"
         if s.page == "search":
             queries = self.expert_queries()
             for query in queries:
@@ -280,22 +287,22 @@ class WebShopEnv(TextEnv):
                     return f"search[{query}]"
             return f"search[{queries[0] if queries else 'product'}]"
         if s.page in ("description", "features", "reviews"):
-            return f"click[{PREV_PAGE.lower()}]" if (s.asin == target or target in s.results) else \
-                f"click[{BACK_TO_SEARCH.lower()}]"
+            return f"click[{PREV_PAGE}]" if (s.asin == target or target in s.results) else \
+                f"click[{BACK_TO_SEARCH}]"
         if s.page == "item":
             if s.asin != target:
-                return f"click[{PREV_PAGE.lower()}]" if target in s.results else f"click[{BACK_TO_SEARCH.lower()}]"
+                return f"click[{PREV_PAGE}]" if target in s.results else f"click[{BACK_TO_SEARCH}]"
             for name, value in self._goal_option_clicks():
                 if s.options.get(name) != value:
                     return f"click[{value}]"
-            return f"click[{END_BUTTON.lower()}]"
+            return f"click[{END_BUTTON}]"
         # results page
         if target not in s.results:
-            return f"click[{BACK_TO_SEARCH.lower()}]"
+            return f"click[{BACK_TO_SEARCH}]"
         target_page = s.results.index(target) // self.results_per_page + 1
         if target_page == s.page_num:
-            return f"click[{target.lower()}]"
-        return f"click[{NEXT_PAGE.lower()}]" if target_page > s.page_num else f"click[{PREV_PAGE.lower()}]"
+            return f"click[{target}]"
+        return f"click[{NEXT_PAGE}]" if target_page > s.page_num else f"click[{PREV_PAGE}]"
 
     def demo_action(self, rng: random.Random, mistake_prob: float) -> str:
         """The SFT demonstrator: the expert with systematic, state-dependent mistakes, so that the cloned
@@ -309,13 +316,13 @@ class WebShopEnv(TextEnv):
         if s.page == "results" and len(s.results) > (s.page_num - 1) * self.results_per_page:
             first = s.results[(s.page_num - 1) * self.results_per_page]
             if first != target and rng.random() < mistake_prob:
-                return f"click[{first.lower()}]"
+                return f"click[{first}]"
         if s.page == "item":
             pending = [value for name, value in self._goal_option_clicks() if s.options.get(name) != value]
             if s.asin != target:
-                return f"click[{pending[0]}]" if pending else f"click[{END_BUTTON.lower()}]"
+                return f"click[{pending[0]}]" if pending else f"click[{END_BUTTON}]"
             if len(pending) == 1 and len(s.goal["goal_options"]) > 1 and rng.random() < mistake_prob:
-                return f"click[{END_BUTTON.lower()}]"
+                return f"click[{END_BUTTON}]"
         return self.expert_action()
 
     def _goal_option_clicks(self) -> list[tuple[str, str]]:
