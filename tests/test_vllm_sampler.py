@@ -75,3 +75,36 @@ def test_grpo_runs_with_vllm_backend(tmp_path, cache_dir):
         num_generations=4, eval_tasks=4, eval_every=2, minibatch_size=16, cache_dir=cache_dir, runs_dir=str(tmp_path)))
     assert os.path.exists(os.path.join(run_dir, "metrics.csv"))
     assert os.path.exists(os.path.join(run_dir, "learning_curve.png"))
+
+
+def test_treepo_vllm_segments_equal_hf_and_share_the_prefix_cache(policy_and_sampler, tmp_path):
+    """treepo's vLLM segments: children re-submitted as prompt + partial response; their log-probs equal the
+    HF model's, and the shared prefixes come from the prefix cache (fewer tokens computed than submitted)."""
+    import treepo
+
+    model, tokenizer, _ = policy_and_sampler
+    model_dir = str(tmp_path / "tiny")
+    model.save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+    sampler = treepo.VLLMSampler(model_dir, tokenizer, max_new_tokens=8, seed=0)
+    prompt = prompts_of(tokenizer, [70])[0]
+    first = sampler.segments([prompt, prompt], 1.0, 8)
+    rows = [prompt + ids for ids, _ in first]
+    logprobs = [lps for _, lps in first]
+    submitted = sampler.tokens_computed
+    second = sampler.segments([0, 0, 1, 1], 1.0, 8)
+    for i, (ids, lps) in zip([0, 0, 1, 1], second):
+        rows.append(rows[i] + ids)
+        logprobs.append(logprobs[i] + lps)
+    assert sampler.tokens_computed - submitted < 4 * len(rows[0])  # the 64-token prompt blocks came from the cache
+    assert max_logprob_gap(model, tokenizer, [prompt] * 4, [(r[len(prompt):], lp) for r, lp in
+                                                            zip(rows[2:], logprobs[2:])]) < 1e-4
+
+
+def test_treepo_runs_with_vllm_backend(tmp_path, cache_dir):
+    import treepo
+
+    run_dir = treepo.main(treepo.Args(
+        env="math", backend="vllm", total_steps=2, sft_steps=20, sft_episodes=40, tasks_per_step=2,
+        num_generations=4, eval_tasks=4, eval_every=2, minibatch_size=16, cache_dir=cache_dir, runs_dir=str(tmp_path)))
+    assert os.path.exists(os.path.join(run_dir, "metrics.csv"))
