@@ -271,7 +271,9 @@ def build_warm_start(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) 
     with open(os.path.join(tmp_path, "warm_start.json"), "w") as f:
         json.dump({"config": asdict(config), "env_kwargs": env_kwargs, "num_examples": len(pairs),
                    "initial_loss": sum(losses[:10]) / len(losses[:10]),
-                   "final_loss": sum(losses[-10:]) / len(losses[-10:]), "seconds": time.time() - start}, f, indent=1)
+                   "final_loss": sum(losses[-10:]) / len(losses[-10:]), "seconds": time.time() - start,
+                   # SFT's float reductions depend on the thread count: rebuilt with another, the weights differ
+                   "torch_threads": torch.get_num_threads()}, f, indent=1)
     os.makedirs(cache_dir, exist_ok=True)
     if os.path.exists(path):  # another process finished first
         shutil.rmtree(tmp_path)

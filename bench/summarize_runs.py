@@ -1,4 +1,12 @@
-"""Start and end held-out success of finished runs, per seed and as mean +- std over seeds.
+"""Start and end held-out results of finished runs, per seed and over seeds, with a "learns" verdict.
+
+For every held-out split the runs evaluated (`eval_*` columns: the primary split; `eval_ood_*`, ...: the
+others) and every metric (success and mean reward, sampled and greedy): start -> end per run, then over
+the runs the mean +- std of start and end, and the gain with its standard error
+    SE(gain) = sqrt( (mean_i se_start_i^2 + mean_i se_end_i^2) / n  +  var_i(gain_i) / n ),
+the binomial (or sample) error of the two evaluations plus the seed spread (conservative: the spread
+already contains some evaluation noise). "learns" when gain > 2 SE, "worse" when gain < -2 SE, else
+"within noise".
 
     python bench/summarize_runs.py runs/learning/webshop__grpo_baseline__*
 """
@@ -12,35 +20,43 @@ import os
 
 import numpy as np
 
-KEYS = ("eval_success_sampled", "eval_success_greedy", "eval_reward_sampled", "eval_reward_greedy")
+METRICS = ("success_sampled", "success_greedy", "reward_sampled", "reward_greedy")
 
 
-def evaluations(run_dir: str) -> list[dict]:
+def read_rows(run_dir: str) -> list[dict]:
     with open(os.path.join(run_dir, "metrics.csv")) as f:
-        return [r for r in csv.DictReader(f) if r.get("eval_success_greedy")]
+        return list(csv.DictReader(f))
+
+
+def split_prefixes(rows: list[dict]) -> list[str]:
+    """`eval` (the primary split) first, then e.g. `eval_ood`: every prefix with a `_success_greedy` column."""
+    keys = dict.fromkeys(k[: -len("_success_greedy")] for r in rows for k in r if k.endswith("_success_greedy"))
+    return sorted(keys, key=lambda k: (k != "eval", k))
+
+
+def verdict(gain: float, se: float) -> str:
+    return "learns" if gain > 2 * se else "worse" if gain < -2 * se else "within noise"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dirs", nargs="+")
     cli = parser.parse_args()
-    table = {key: ([], []) for key in KEYS}
-    print(f"{'run':58} {'seed':>4} " + " ".join(f"{k.replace('eval_', ''):>26}" for k in KEYS))
-    for run_dir in cli.run_dirs:
-        rows = evaluations(run_dir)
-        with open(os.path.join(run_dir, "config.json")) as f:
-            seed = json.load(f)["seed"]
-        cells = []
-        for key in KEYS:
-            start, end = float(rows[0][key]), float(rows[-1][key])
-            table[key][0].append(start)
-            table[key][1].append(end)
-            cells.append(f"{start:.3f} -> {end:.3f} (step {rows[-1]['step']:>3})")
-        print(f"{os.path.basename(run_dir.rstrip('/')):58} {seed:>4} " + " ".join(f"{c:>26}" for c in cells))
+    runs = {run_dir: read_rows(run_dir) for run_dir in cli.run_dirs}
+    prefixes = split_prefixes(next(iter(runs.values())))
+    for prefix in prefixes:
+        print(f"\n== {prefix} ==")
+        print(f"{'run':58} {'seed':>4} " + " ".join(f"{m:>26}" for m in METRICS))
+        for run_dir, rows in runs.items():
+            evals = [r for r in rows if r.get(f"{prefix}_success_greedy")]
+            with open(os.path.join(run_dir, "config.json")) as f:
+                seed = json.load(f)["seed"]
+            cells = [f"{float(evals[0][f'{prefix}_{m}']):.3f} -> {float(evals[-1][f'{prefix}_{m}']):.3f} "
+                     f"(step {evals[-1]['step']:>3})" for m in METRICS]
+            print(f"{os.path.basename(run_dir.rstrip('/')):58} {seed:>4} " + " ".join(f"{c:>26}" for c in cells))
     costs = []
-    for run_dir in cli.run_dirs:
-        with open(os.path.join(run_dir, "metrics.csv")) as f:
-            train_rows = [r for r in csv.DictReader(f) if r.get("step_seconds")]
+    for rows in runs.values():
+        train_rows = [r for r in rows if r.get("step_seconds")]
         costs.append([np.mean([float(r[k]) for r in train_rows]) for k in ("step_seconds", "decisions",
                                                                          "trained_decisions")]
                      + [np.mean([float(r["invalid_action_rate"]) for r in part]) for part in (train_rows[:10],
@@ -50,17 +66,27 @@ def main() -> None:
           f"decisions sampled, {costs[:, 2].mean():.0f} trained on")
     print(f"invalid actions in training rollouts: {costs[:, 3].mean():.3f} (first 10 steps) -> "
           f"{costs[:, 4].mean():.3f} (last 10 steps)")
-    snapshot = [float(r["snapshot_percent"]) for run_dir in cli.run_dirs
-                for r in csv.DictReader(open(os.path.join(run_dir, "metrics.csv"))) if r.get("snapshot_percent")]
+    snapshot = [float(r["snapshot_percent"]) for rows in runs.values() for r in rows if r.get("snapshot_percent")]
     if snapshot:  # bpo.py runs
         print(f"snapshot + restore time: {np.mean(snapshot):.3f}% of rollout time on average, "
               f"{np.max(snapshot):.3f}% at most ({len(snapshot)} steps)")
-    print(f"\nmean +- std over {len(cli.run_dirs)} runs:")
-    for key in KEYS:
-        start, end = np.array(table[key][0]), np.array(table[key][1])
-        gain = end - start
-        print(f"  {key:22} start {start.mean():.3f} +- {start.std():.3f}   end {end.mean():.3f} +- {end.std():.3f}   "
-              f"gain {gain.mean():+.3f} +- {gain.std():.3f}")
+    n = len(runs)
+    for prefix in prefixes:
+        print(f"\n{prefix}: mean +- std over {n} runs; gain +- SE(gain) (evaluation error and seed spread)")
+        for metric in METRICS:
+            start, end, se_start, se_end = [], [], [], []
+            for rows in runs.values():
+                evals = [r for r in rows if r.get(f"{prefix}_success_greedy")]
+                key = f"{prefix}_{metric}"
+                start.append(float(evals[0][key]))
+                end.append(float(evals[-1][key]))
+                se_start.append(float(evals[0].get(key + "_se") or 0.0))
+                se_end.append(float(evals[-1].get(key + "_se") or 0.0))
+            start, end = np.array(start), np.array(end)
+            gain = end - start
+            se = float(np.sqrt((np.mean(np.square(se_start)) + np.mean(np.square(se_end))) / n + gain.var() / n))
+            print(f"  {metric:16} start {start.mean():.3f} +- {start.std():.3f}   end {end.mean():.3f} +- "
+                  f"{end.std():.3f}   gain {gain.mean():+.3f} +- {se:.3f}   {verdict(gain.mean(), se)}")
 
 
 if __name__ == "__main__":
