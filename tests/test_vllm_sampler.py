@@ -108,3 +108,12 @@ def test_treepo_runs_with_vllm_backend(tmp_path, cache_dir):
         env="math", backend="vllm", total_steps=2, sft_steps=20, sft_episodes=40, tasks_per_step=2,
         num_generations=4, eval_tasks=4, eval_every=2, minibatch_size=16, cache_dir=cache_dir, runs_dir=str(tmp_path)))
     assert os.path.exists(os.path.join(run_dir, "metrics.csv"))
+
+
+def test_branchopd_runs_with_vllm_backend(tmp_path, cache_dir):
+    import branchopd
+
+    run_dir = branchopd.main(branchopd.Args(
+        env="math", backend="vllm", total_steps=2, sft_steps=20, sft_episodes=40, tasks_per_step=2,
+        eval_tasks=4, eval_every=2, minibatch_size=16, cache_dir=cache_dir, runs_dir=str(tmp_path)))
+    assert os.path.exists(os.path.join(run_dir, "metrics.csv"))
