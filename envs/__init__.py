@@ -24,6 +24,7 @@ ENV_REGISTRY = {
     "webshop": ("envs.webshop", "WebShopEnv"),
     "math": ("envs.math", "MathEnv"),
     "alfworld": ("envs.alfworld", "AlfWorldEnv"),
+    "swe": ("envs.swe.env", "SWEEnv"),
 }
 
 

@@ -1,0 +1,304 @@
+"""The code-repair env: a small Python package with one injected bug, a sandbox to work in, hidden tests.
+
+One command per turn (SWE-agent's line-addressed views and edits, mini-swe-agent's one command per turn):
+    ls [DIR]                 the files of the work dir (or of DIR)
+    cat FILE [A-B]           FILE with line numbers (lines A to B)
+    grep WORD                the lines of the .py files that contain WORD
+    edit FILE LINE TEXT      replace line LINE of FILE with TEXT (the rest of the command, spaces kept)
+    run_tests                the visible test suite (tests/)
+    submit                   end the episode: the hidden tests decide the reward
+Outputs are truncated with an elision count. A malformed command, a path outside the work dir or a line
+that does not exist gets a clear message and changes nothing (`info["invalid"]`). The reward is 1 when
+every hidden FAIL_TO_PASS and PASS_TO_PASS test passes after `submit` (the official harness's binary
+reward), else 0; the hidden tests are a grading copy the agent never sees, so editing tests/ does not
+pay. A sandbox that dies (a killed container) ends the episode with reward 0 and says so.
+
+Backends (`backend=`): `docker` (a container per live env, snapshot = `container.commit()`), `local` (a
+directory copy per snapshot, commands under bubblewrap as an unprivileged user with limits), `auto`
+(Docker when an engine answers). See docs/envs.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import shlex
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+from envs.base import TextEnv
+from envs.swe.sandbox import DockerSandbox, LocalSandbox, SandboxError, safe_path
+from envs.swe.tasks import SPLITS, load_tasks, package_files
+
+MAX_OUTPUT_LINES, MAX_OUTPUT_CHARS = 25, 1500
+TEST_TIMEOUT = 20.0
+PYTEST = "python3 -m pytest -q -p no:cacheprovider"  # plugin autoload is off (sandbox ENVIRONMENT)
+GRADE_DIR = ".grade"  # the hidden tests are written here at `submit` only, after the agent's last command
+_TIMING = re.compile(r" in \d+\.\d+s")
+COMMANDS = ("ls", "cat", "grep", "edit", "run_tests", "submit")
+
+
+def truncate(text: str) -> str:
+    lines = text.rstrip("\n").split("\n")
+    kept = lines[:MAX_OUTPUT_LINES]
+    out = "\n".join(kept)[:MAX_OUTPUT_CHARS]
+    hidden = len(lines) - len(kept)
+    return out + (f"\n... ({hidden} more lines)" if hidden > 0 else "")
+
+
+def normalize(output: str) -> str:
+    """Test output without its timings, so a restored copy prints exactly what the original prints."""
+    return _TIMING.sub("", output)
+
+
+@dataclass
+class SWEState:
+    task: dict
+    files: dict[str, str]  # what the agent has edited so far: path -> text (the expert reads it)
+    read: set = field(default_factory=set)  # files the agent has looked at
+    steps: int = 0
+    done: bool = False
+    reward: float = 0.0
+    error: str = ""
+
+
+class SWEEnv(TextEnv):
+    """A code-repair task per reset, in a sandbox of the chosen backend (see the module docstring)."""
+
+    def __init__(self, split: str = "train", backend: str = "auto", data_dir: str | None = None, max_steps: int = 12,
+                 network_for_tests: bool = False):
+        super().__init__(split=split, backend=backend, data_dir=data_dir, max_steps=max_steps,
+                         network_for_tests=network_for_tests)
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
+        if backend not in ("auto", "docker", "local"):
+            raise ValueError(f"backend must be auto, docker or local; got {backend!r}")
+        self.split, self.max_steps, self.data_dir = split, max_steps, data_dir
+        self.tasks = load_tasks(data_dir, split)
+        self.network = network_for_tests  # a test-only switch: host networking, to show isolation can fail
+        self.backend, self.client, self.image = resolve_backend(backend)
+        self.sandbox = None
+
+    @property
+    def num_tasks(self) -> int:
+        return len(self.tasks)
+
+    # ---------------------------------------------------------------------------------------------------
+    # Episodes
+    # ---------------------------------------------------------------------------------------------------
+    def _reset(self, seed, options):
+        task = self.tasks[self.task_id_from(options)]
+        files = package_files(task)  # the bug written in
+        if self.sandbox is not None:
+            self.sandbox.close()
+        if self.backend == "docker":
+            self.sandbox = DockerSandbox(self.client, self.image, files, network=self.network)
+        else:
+            self.sandbox = LocalSandbox(files, network=self.network)
+        self.state = SWEState(task=task, files={task["file"]: files[task["file"]]})
+        obs = (f"Fix the bug in package {task['package']} so that its tests pass. Files: "
+               f"{' '.join(sorted(p for p in files if p.endswith('.py')))}. Commands: ls, cat FILE A-B, grep WORD, "
+               f"edit FILE LINE TEXT, run_tests, submit.")
+        return obs, self._info(False)
+
+    def _info(self, invalid: bool) -> dict:
+        s = self.state
+        return {"won": s.reward >= 1.0, "invalid": invalid, "task": f"fix {s.task['package']}",
+                "task_id": s.task["id"], "steps": s.steps, "error": s.error}
+
+    def _step(self, action: str):
+        s = self.state
+        if s.done:
+            return "the episode is over", 0.0, True, False, self._info(True)
+        s.steps += 1
+        try:
+            obs, invalid = self._command(action.strip())
+        except SandboxError as error:  # a crashed or killed sandbox ends the episode, reward 0
+            s.done, s.error = True, str(error)
+            return f"error: the sandbox died ({error}); the episode ends with reward 0", 0.0, True, False, \
+                self._info(True)
+        terminated = s.done
+        truncated = not terminated and s.steps >= self.max_steps
+        return obs, s.reward if terminated else 0.0, terminated, truncated, self._info(invalid)
+
+    def _command(self, command: str) -> tuple[str, bool]:
+        """(observation, invalid) of one command; an invalid one changes nothing."""
+        s = self.state
+        name, _, rest = command.partition(" ")
+        if name not in COMMANDS:
+            return f"unknown command {name!r}; commands: {', '.join(COMMANDS)}", True
+        try:
+            if name == "ls":
+                target = safe_path(rest) if rest.strip() else "."
+                code, out = self.sandbox.run(f"ls -p -- {shlex.quote(target)}", timeout=5)
+                return (truncate(out) if code == 0 else f"ls: no directory {rest.strip()!r}"), code != 0
+            if name == "cat":
+                parts = rest.split()
+                if len(parts) not in (1, 2):
+                    return "usage: cat FILE [A-B]", True
+                text = self._read(parts[0])
+                lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+                first, last = 1, len(lines)
+                if len(parts) == 2:
+                    match = re.fullmatch(r"(\d+)-(\d+)", parts[1])
+                    if not match or not 1 <= int(match[1]) <= int(match[2]):
+                        return "usage: cat FILE A-B with 1 <= A <= B", True
+                    first, last = int(match[1]), min(len(lines), int(match[2]))
+                s.read.add(safe_path(parts[0]))
+                return truncate("\n".join(f"{i} {lines[i - 1]}" for i in range(first, last + 1))) or "(empty)", False
+            if name == "grep":
+                if not rest.strip() or len(rest.split()) != 1:
+                    return "usage: grep WORD", True
+                code, out = self.sandbox.run(f"grep -rn --include=*.py -F -- {shlex.quote(rest.strip())} .", timeout=5)
+                return truncate(out) if out else "no match", False
+            if name == "edit":
+                match = re.fullmatch(r"(\S+) (\d+)(?: (.*))?", rest, flags=re.S)
+                if not match:
+                    return "usage: edit FILE LINE TEXT", True
+                path, number, new = safe_path(match[1]), int(match[2]), match[3] or ""
+                if "\n" in new:
+                    return "edit replaces one line: TEXT has no newline", True
+                text = self._read(path)
+                lines = text.split("\n")
+                if not 1 <= number <= len(lines) - (1 if text.endswith("\n") else 0):
+                    return f"{path} has no line {number}", True
+                lines[number - 1] = new
+                updated = "\n".join(lines)
+                self.sandbox.write(path, updated)
+                s.files[path] = updated
+                return f"line {number} of {path} is now: {new}", False
+            if name == "run_tests":
+                code, out = self.sandbox.run(f"{PYTEST} tests", timeout=TEST_TIMEOUT)
+                return truncate(normalize(out)), False
+            s.done, s.reward = True, self._grade()
+            return f"submitted: {'all hidden tests pass' if s.reward else 'some hidden tests fail'}", False
+        except ValueError as error:
+            return str(error), True
+        except FileNotFoundError:
+            return f"no file {rest.split()[0] if rest.split() else ''!r}", True
+
+    def _read(self, path: str) -> str:
+        path = safe_path(path)
+        if path in self.state.files:
+            return self.state.files[path]
+        return self.sandbox.read(path)
+
+    def _grade(self) -> float:
+        """1.0 when every hidden FAIL_TO_PASS and PASS_TO_PASS test passes, from a grading copy of the tests
+        (written now, after the agent's last command) run against the agent's code."""
+        task = self.state.task
+        for path, text in package_files(task, buggy=False).items():
+            if path.startswith("tests/"):
+                self.sandbox.write(f"{GRADE_DIR}/{path}", text)
+        ids = " ".join(shlex.quote(f"{GRADE_DIR}/{t}") for t in task["fail_to_pass"] + task["pass_to_pass"])
+        _, xml = self.sandbox.run(f"{PYTEST} --rootdir={GRADE_DIR} --junitxml={GRADE_DIR}/report.xml {ids} "
+                                  f">/dev/null 2>&1; cat {GRADE_DIR}/report.xml", timeout=TEST_TIMEOUT)
+        passed = junit_passed(xml)
+        return float(all(t in passed for t in task["fail_to_pass"] + task["pass_to_pass"]))
+
+    # ---------------------------------------------------------------------------------------------------
+    # Expert and demonstrator
+    # ---------------------------------------------------------------------------------------------------
+    def expert_action(self) -> str:
+        """Read the buggy region, put back the original line (and undo any other change), submit."""
+        s, task = self.state, self.state.task
+        wrong = first_changed_line(s.files[task["file"]], self._fixed_source())
+        if wrong is None:
+            return "submit"
+        if task["file"] not in s.read:
+            return f"cat {task['file']} {max(1, wrong - 2)}-{wrong + 2}"
+        return f"edit {task['file']} {wrong} {self._fixed_source().split(chr(10))[wrong - 1]}"
+
+    def demo_action(self, rng, mistake_prob: float) -> str:
+        """The expert with two systematic mistakes, each taken with `mistake_prob` where its state arises: it
+        edits before reading the file, and it edits the line below the bug (then must repair both)."""
+        s, task = self.state, self.state.task
+        action = self.expert_action()
+        if action.startswith("cat ") and rng.random() < mistake_prob:  # edit before reading
+            s.read.add(task["file"])
+            action = self.expert_action()
+        if action.startswith("edit ") and s.task["line"] == int(action.split()[2]) and rng.random() < mistake_prob:
+            lines = s.files[task["file"]].split("\n")
+            if task["line"] < len(lines):  # the wrong line: the fix written one line too low
+                action = f"edit {task['file']} {task['line'] + 1} {task['original_line']}"
+        return action
+
+    def _fixed_source(self) -> str:
+        task = self.state.task
+        return package_files(task, buggy=False)[task["file"]]
+
+    # ---------------------------------------------------------------------------------------------------
+    # Snapshots and vocabulary
+    # ---------------------------------------------------------------------------------------------------
+    def snapshot(self) -> "SWESnapshot":
+        if self.state is None:
+            raise RuntimeError("call reset() before snapshot()")
+        return SWESnapshot(self)
+
+    def vocabulary(self) -> list[str]:
+        words = set(COMMANDS) | {"tests", "passed", "failed", "error", "submitted", "line", "is", "now", "no", "match",
+                                 "file", "usage", "FILE", "LINE", "TEXT", "WORD", "Fix", "the", "bug", "in", "package",
+                                 "so", "that", "its", "pass", "Files", "Commands", "all", "hidden", "some", "fail"}
+        for task in {t["package"]: t for t in load_tasks(self.data_dir)}.values():
+            for path, text in package_files(task, buggy=False).items():
+                words.update(path.split("/"))
+                words.update(text.split())
+        return sorted(words)
+
+    def close(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
+
+
+class SWESnapshot:
+    """The sandbox's snapshot (commit or directory copy) and a copy of the episode state; `restore()` gives a
+    new env with a new sandbox."""
+
+    def __init__(self, env: SWEEnv):
+        self._env = copy.copy(env)
+        self._state = copy.deepcopy(env.state)
+        self._sandbox = env.sandbox.snapshot()
+        self._history = (env.reset_args, tuple(env.actions_taken))
+
+    def restore(self) -> SWEEnv:
+        env = copy.copy(self._env)
+        env.state = copy.deepcopy(self._state)
+        env.sandbox = self._sandbox.restore()
+        env.reset_args, env.actions_taken = self._history[0], list(self._history[1])
+        return env
+
+
+def resolve_backend(backend: str):
+    """(backend, docker client, image): `auto` picks Docker when an engine answers, else local."""
+    if backend in ("auto", "docker"):
+        from envs.swe.engine import docker_client, ensure_image
+
+        client = docker_client()
+        if client is not None:
+            return "docker", client, ensure_image(client)
+        if backend == "docker":
+            raise RuntimeError("no Docker engine answers: start one with `eval \"$(bash envs/swe/docker_engine.sh)\"` "
+                               "or set DOCKER_HOST")
+    return "local", None, None
+
+
+def first_changed_line(current: str, fixed: str) -> int | None:
+    a, b = current.split("\n"), fixed.split("\n")
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i + 1
+    return None if len(a) == len(b) else min(len(a), len(b)) + 1
+
+
+def junit_passed(xml: str) -> set[str]:
+    """Test ids (tests/test_x.py::name) that passed, from pytest's junit XML."""
+    try:
+        root = ET.fromstring(xml[xml.index("<"):])
+    except (ValueError, ET.ParseError):
+        return set()
+    passed = set()
+    for case in root.iter("testcase"):
+        if not any(child.tag in ("failure", "error", "skipped") for child in case):
+            passed.add(f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}")
+    return passed
