@@ -32,9 +32,10 @@ from envs.swe.tasks import SPLITS, load_tasks, package_files
 
 MAX_OUTPUT_LINES, MAX_OUTPUT_CHARS = 25, 1500
 TEST_TIMEOUT = 20.0
-PYTEST = "python3 -m pytest -q -p no:cacheprovider"  # plugin autoload is off (sandbox ENVIRONMENT)
+PYTEST = "python3 -m pytest -q --tb=short -p no:cacheprovider"  # plugin autoload is off (sandbox ENVIRONMENT)
 GRADE_DIR = ".grade"  # the hidden tests are written here at `submit` only, after the agent's last command
 _TIMING = re.compile(r" in \d+\.\d+s")
+_ADDRESS = re.compile(r"\b0x[0-9a-f]{6,}\b")
 COMMANDS = ("ls", "cat", "grep", "edit", "run_tests", "submit")
 
 
@@ -47,8 +48,9 @@ def truncate(text: str) -> str:
 
 
 def normalize(output: str) -> str:
-    """Test output without its timings, so a restored copy prints exactly what the original prints."""
-    return _TIMING.sub("", output)
+    """Test output without its timings and object addresses, so a restored copy prints exactly what the
+    original prints."""
+    return _ADDRESS.sub("0x...", _TIMING.sub("", output))
 
 
 @dataclass
@@ -211,15 +213,16 @@ class SWEEnv(TextEnv):
 
     def demo_action(self, rng, mistake_prob: float) -> str:
         """The expert with two systematic mistakes, each taken with `mistake_prob` where its state arises: it
-        edits before reading the file, and it edits the line below the bug (then must repair both)."""
+        edits before reading the file, and its first edit writes the fix on the line below the bug (then it
+        must repair both lines)."""
         s, task = self.state, self.state.task
         action = self.expert_action()
         if action.startswith("cat ") and rng.random() < mistake_prob:  # edit before reading
             s.read.add(task["file"])
             action = self.expert_action()
-        if action.startswith("edit ") and s.task["line"] == int(action.split()[2]) and rng.random() < mistake_prob:
-            lines = s.files[task["file"]].split("\n")
-            if task["line"] < len(lines):  # the wrong line: the fix written one line too low
+        untouched = s.files[task["file"]] == package_files(task)[task["file"]]
+        if action.startswith("edit ") and untouched and rng.random() < mistake_prob:
+            if task["line"] < len(s.files[task["file"]].rstrip("\n").split("\n")):  # the fix one line too low
                 action = f"edit {task['file']} {task['line'] + 1} {task['original_line']}"
         return action
 

@@ -57,9 +57,13 @@ class DockerSandbox:
         self.limits = limits or dict(mem_limit="512m", memswap_limit="512m", pids_limit=64, nano_cpus=1_000_000_000)
         client.images.get(image)  # a missing image must fail here: containers.run would pull it from a registry
         self.container = client.containers.create(
-            image, command=["sleep", "infinity"], network_mode="host" if network else "none", working_dir=WORKDIR,
+            image, command=["sleep", "infinity"], init=True, network_mode="host" if network else "none", working_dir=WORKDIR,
             labels={LABEL: "container"}, environment=ENVIRONMENT, detach=True, **self.limits)
         self.container.start()
+        # the processes that stay: the init process and the container's `sleep` (found before any command ran)
+        self.keep = "1"
+        code, out = self.run_raw("cat /proc/1/task/1/children")
+        self.keep = " ".join(["1", *out.split()]) if code == 0 else "1"
         if files:
             self.put(files)
 
@@ -75,8 +79,12 @@ class DockerSandbox:
             raise SandboxError("could not copy files into the container")
 
     def run(self, command: str, timeout: float = 20.0) -> tuple[int, str]:
-        """`command` in /bin/sh inside the container, killed by `timeout -k` there and abandoned on the host."""
-        wrapped = ["timeout", "-k", "1", str(timeout), "sh", "-c", command]
+        """`command` in /bin/sh inside the container, killed by `timeout -k` there and abandoned on the host;
+        whatever it left running is killed after it (an init process reaps them)."""
+        sweep = (f'for p in /proc/[0-9]*; do q=${{p#/proc/}}; case " {self.keep} $$ " in *" $q "*) ;; *) kill -9 "$q";; '
+                 f'esac; done')
+        wrapped = ["sh", "-c", f'timeout -k 1 {timeout} sh -c "$0"; status=$?; {sweep} 2>/dev/null; exit $status',
+                   command]
         result: dict = {}
 
         def target():
@@ -91,6 +99,10 @@ class DockerSandbox:
         if thread.is_alive() or "error" in result:
             raise SandboxError(f"sandbox died while running {command!r}: {result.get('error', 'no answer')}")
         exit_code, output = result["value"]
+        return exit_code, output.decode(errors="replace")
+
+    def run_raw(self, command: str) -> tuple[int, str]:
+        exit_code, output = self._call(self.container.exec_run, ["sh", "-c", command])
         return exit_code, output.decode(errors="replace")
 
     def read(self, path: str) -> str:

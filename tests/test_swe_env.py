@@ -1,0 +1,233 @@
+"""The code-repair env on both sandbox backends: actions, hidden-test reward, expert and demonstrator,
+snapshot fidelity, and isolation that holds against hostile code (each with a positive control).
+
+The Docker tests need an engine (`eval "$(bash envs/swe/docker_engine.sh)"`); without one they skip with
+the reason, except where TREE_RL_REQUIRE_DOCKER=1 (CI), where they fail."""
+
+import os
+import random
+import socket
+import threading
+
+import pytest
+
+from envs import check_snapshot_fidelity, make_env
+from envs.swe import sandbox as sandbox_module
+from envs.swe.engine import docker_client
+
+HAVE_DOCKER = docker_client() is not None
+REQUIRE_DOCKER = os.environ.get("TREE_RL_REQUIRE_DOCKER") == "1"
+HAVE_LOCAL = sandbox_module.local_isolation_problem() is None
+
+
+def backend_param(name):
+    if name == "docker" and not HAVE_DOCKER and not REQUIRE_DOCKER:
+        return pytest.param(name, marks=pytest.mark.skip(reason="no Docker engine answers (envs/swe/docker_engine.sh)"))
+    if name == "local" and not HAVE_LOCAL:
+        return pytest.param(name, marks=pytest.mark.skip(reason=f"local backend: {sandbox_module.local_isolation_problem()}"))
+    return name
+
+
+BACKENDS = [backend_param("local"), backend_param("docker")]
+
+
+@pytest.fixture(params=BACKENDS)
+def env(request):
+    made = make_env("swe", split="train", backend=request.param)
+    assert made.backend == request.param
+    yield made
+    made.close()
+
+
+def play(env, task_id, choose, steps=12):
+    obs, info = env.reset(options={"task_id": task_id})
+    reward = 0.0
+    for _ in range(steps):
+        obs, reward, terminated, truncated, info = env.step(choose(env))
+        if terminated or truncated:
+            break
+    return reward, info
+
+
+def test_expert_fixes_and_demonstrator_makes_its_mistakes(env):
+    rng = random.Random(0)
+    ids = rng.sample(range(env.num_tasks), 6)
+    expert = [play(env, t, lambda e: e.expert_action()) for t in ids]
+    assert all(reward == 1.0 for reward, _ in expert)
+    demo = [play(env, t, lambda e: e.demo_action(rng, 1.0)) for t in ids]  # always the mistakes: still repaired
+    assert all(reward == 1.0 for reward, _ in demo)
+    assert sum(info["steps"] for _, info in demo) > sum(info["steps"] for _, info in expert)  # but in more steps
+
+
+def test_actions_and_their_errors_change_nothing(env):
+    obs, info = env.reset(options={"task_id": 0})
+    task = env.state.task
+    before = env.sandbox.read(task["file"])
+    for action in ("", "rm -rf /", "cat", f"cat {task['file']} 9-2", "cat ../../etc/passwd", "cat /etc/passwd",
+                   f"edit {task['file']} 0 x", f"edit {task['file']} 9999 x", "edit ../outside.py 1 x",
+                   "edit /etc/hosts 1 x", "ls ..", "ls /", "grep", "grep two words", "cat missing.py"):
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert info["invalid"] and not terminated and reward == 0.0, action
+        assert obs and "Traceback" not in obs, action
+    assert env.sandbox.read(task["file"]) == before
+    obs, *_ = env.step(f"cat {task['file']} {task['line']}-{task['line']}")
+    assert obs == f"{task['line']} {task['buggy_line']}"
+    obs, *_ = env.step(f"edit {task['file']} {task['line']} {task['original_line']}")
+    assert env.sandbox.read(task["file"]).split("\n")[task["line"] - 1] == task["original_line"]
+    obs, *_ = env.step("run_tests")
+    assert "passed" in obs and " in 0." not in obs  # timings are normalized away
+    assert env.step("submit")[1] == 1.0
+
+
+def test_editing_the_visible_tests_does_not_pay(env):
+    env.reset(options={"task_id": 1})
+    task = env.state.task
+    for test_file in [p for p in ("tests/test_" + task["package"] + ".py",)]:
+        lines = env.sandbox.read(test_file).split("\n")
+        for number, line in enumerate(lines, start=1):  # every assert of the visible copy now passes
+            if line.strip().startswith("assert "):
+                env.step(f"edit {test_file} {number} {line[:len(line) - len(line.lstrip())]}assert True")
+    assert "failed" not in env.step("run_tests")[0]
+    assert env.step("submit")[1] == 0.0  # the hidden grading copy still fails
+
+
+def test_snapshot_fidelity_after_edits_and_test_runs(env):
+    obs, info = env.reset(options={"task_id": 2})
+    task = env.state.task
+    env.step(f"edit {task['file']} {task['line']} {task['buggy_line']}  # touched")
+    env.step("run_tests")
+    actions = [f"cat {task['file']} 1-5", "run_tests", f"edit {task['file']} {task['line']} {task['original_line']}",
+               "grep def", "run_tests", "ls", "submit"]
+    assert check_snapshot_fidelity(env, actions=actions, num_restores=2).ok
+
+
+def test_a_killed_sandbox_ends_the_episode_with_a_clear_error(env):
+    env.reset(options={"task_id": 3})
+    if env.backend == "docker":
+        env.sandbox.container.kill()
+    else:
+        env.sandbox.close()
+    obs, reward, terminated, truncated, info = env.step("run_tests")
+    assert terminated and reward == 0.0 and "sandbox died" in obs and info["error"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Isolation
+# ---------------------------------------------------------------------------------------------------
+def probe(env, code: str, timeout: float = 20) -> str:
+    """Run `code` as the code under test would run: python3 inside the sandbox."""
+    if env.state is None:
+        env.reset(options={"task_id": 0})
+    env.sandbox.write("probe.py", code)
+    return env.sandbox.run("python3 probe.py", timeout=timeout)[1]
+
+
+@pytest.fixture
+def loopback_server():
+    """A server on the host's loopback, started by the test (no traffic ever leaves this machine)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    stop = threading.Event()
+
+    def serve():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+                connection.sendall(b"hello from the host")
+                connection.close()
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    server.close()
+
+
+CONNECT = """import socket
+try:
+    s = socket.create_connection(("127.0.0.1", {port}), timeout=3)
+    print("connected", s.recv(100).decode())
+except OSError as error:
+    print("refused", type(error).__name__)
+print("interfaces", sorted(line.split(":")[0].strip() for line in open("/proc/net/dev").readlines()[2:]))
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_network_but_loopback(backend, loopback_server):
+    isolated = make_env("swe", split="train", backend=backend)
+    isolated.reset(options={"task_id": 0})
+    out = probe(isolated, CONNECT.format(port=loopback_server))
+    assert "refused" in out and "interfaces ['lo']" in out, out
+    isolated.close()
+    # positive control: the same probe with host networking (a test-only switch) reaches the server
+    open_env = make_env("swe", split="train", backend=backend, network_for_tests=True)
+    open_env.reset(options={"task_id": 0})
+    out = probe(open_env, CONNECT.format(port=loopback_server))
+    assert "connected hello from the host" in out, out
+    open_env.close()
+
+
+def test_code_under_test_cannot_write_outside_the_work_dir(env, tmp_path):
+    target = tmp_path / "host_file.txt"
+    target.write_text("untouched")
+    os.chmod(tmp_path, 0o777)
+    os.chmod(target, 0o666)
+    out = probe(env, f"""
+for path in ({str(target)!r}, "/etc/hosts", "/usr/bin/env_probe"):
+    try:
+        open(path, "a").write("x")
+        print("wrote", path)
+    except OSError as error:
+        print("denied", path, type(error).__name__)
+""")
+    assert target.read_text() == "untouched"
+    assert "wrote /usr/bin/env_probe" not in out or env.backend == "docker"  # a container writes only its own layer
+    assert not os.path.exists("/usr/bin/env_probe")
+
+
+FORKS = """import os, time
+children = 0
+for _ in range({n}):
+    try:
+        if os.fork() == 0:
+            time.sleep(3)
+            os._exit(0)
+        children += 1
+    except OSError:
+        break
+print("children", children)
+"""
+
+
+def test_process_limit_contains_a_fork_bomb(env, monkeypatch):
+    out = probe(env, FORKS.format(n=300))
+    assert int(out.split("children")[-1]) < 100, out  # the limit stops it
+    # positive control: under the limit the same code does create processes
+    assert int(probe(env, FORKS.format(n=10)).split("children")[-1]) == 10
+    # a real fork bomb in the code under test: contained, the episode ends with reward 0, the host is fine
+    test_file = f"tests/test_{env.state.task['package']}.py"  # its first line is an import: it runs at collection
+    env.step(f"edit {test_file} 1 import os; [os.fork() for _ in iter(int, 1)]")
+    env.step("run_tests")
+    assert env.step("submit")[1] == 0.0
+    other = make_env("swe", split="train", backend=env.backend)
+    other.reset(options={"task_id": 5})
+    assert "passed" in other.step("run_tests")[0]  # another sandbox still runs its tests
+    other.close()
+
+
+def test_memory_limit_and_timeouts(env, monkeypatch):
+    monkeypatch.setattr("envs.swe.env.TEST_TIMEOUT", 4.0)
+    # the message is built at run time, so a traceback quoting the source line does not contain it
+    assert "allocated" in probe(env, "x = b'x' * (50 << 20); print('allo' + 'cated')")  # positive control
+    out = probe(env, "x = b'x' * (3 << 30); print('allo' + 'cated')")  # touches every page
+    assert "allocated" not in out
+    env.reset(options={"task_id": 4})
+    env.step(f"edit tests/test_{env.state.task['package']}.py 1 while True: pass")
+    obs, *_ = env.step("run_tests")  # an infinite loop at import: killed by the timeout, the step returns
+    assert "passed" not in obs
+    assert env.step("submit")[1] == 0.0
