@@ -31,6 +31,15 @@ def backend_param(name):
 BACKENDS = [backend_param("local"), backend_param("docker")]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def reap_containers():
+    """Every container and snapshot image the tests made is removed at the end (found by label)."""
+    yield
+    client = docker_client()
+    if client is not None:
+        sandbox_module.reap(client)
+
+
 @pytest.fixture(params=BACKENDS)
 def env(request):
     made = make_env("swe", split="train", backend=request.param)
@@ -231,3 +240,40 @@ def test_memory_limit_and_timeouts(env, monkeypatch):
     obs, *_ = env.step("run_tests")  # an infinite loop at import: killed by the timeout, the step returns
     assert "passed" not in obs
     assert env.step("submit")[1] == 0.0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (HAVE_DOCKER or REQUIRE_DOCKER), reason="no Docker engine answers")
+def test_a_second_engine_through_docker_host(tmp_path, monkeypatch):
+    """The scale-out path: a second dockerd on its own socket, reached through DOCKER_HOST, runs the same env
+    unchanged, and its containers live on that engine only."""
+    import subprocess
+
+    import shutil
+    import tempfile
+
+    first = docker_client()
+    engine_dir = tempfile.mkdtemp(prefix="trl-", dir="/tmp")  # unix socket paths must stay short (108 bytes)
+    environment = {k: v for k, v in os.environ.items() if k != "DOCKER_HOST"}
+    environment["TREE_RL_DOCKER_DIR"] = engine_dir
+    started = subprocess.run(["bash", "envs/swe/docker_engine.sh"], env=environment, capture_output=True, text=True,
+                             timeout=120, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert started.returncode == 0, started.stderr
+    host = started.stdout.strip().split("DOCKER_HOST=")[1]
+    assert host == f"unix://{engine_dir}/docker.sock"
+    try:
+        monkeypatch.setenv("DOCKER_HOST", host)
+        remote = make_env("swe", split="train", backend="docker")
+        assert remote.client.info()["DockerRootDir"] != first.info()["DockerRootDir"]  # another engine
+        assert play(remote, 0, lambda e: e.expert_action())[0] == 1.0
+        remote.reset(options={"task_id": 1})
+        container = remote.sandbox.container.id
+        assert container in [c.id for c in remote.client.containers.list()]
+        assert container not in [c.id for c in first.containers.list(all=True)]
+        remote.close()
+        sandbox_module.reap(remote.client)
+    finally:
+        pid_file = os.path.join(engine_dir, "docker.pid")
+        if os.path.exists(pid_file):
+            subprocess.run(["kill", open(pid_file).read().strip()])
+        shutil.rmtree(engine_dir, ignore_errors=True)
