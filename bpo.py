@@ -61,7 +61,7 @@ class Args:
     """name of this experiment (part of the run directory name)"""
     seed: int = 1
     """seed of the RL run (task order, sampling)"""
-    env: Literal["webshop", "math", "alfworld"] = "webshop"
+    env: Literal["webshop", "math", "alfworld", "swe"] = "webshop"
     """environment from `envs/`"""
     model: str = "tiny"
     """`tiny` (SFT-warm-started small Llama, cached under --cache-dir) or a local Hugging Face model dir/name"""
@@ -88,8 +88,8 @@ class Args:
 
     total_steps: int | None = None
     """gradient steps (default per env, see ENV_DEFAULTS)"""
-    tasks_per_step: int = 8
-    """tasks (groups or trees) per step"""
+    tasks_per_step: int | None = None
+    """tasks (groups or trees) per step (default per env: 8; swe 4)"""
     max_new_tokens: int | None = None
     """most tokens per action (default per env)"""
     temperature: float = 1.0
@@ -107,8 +107,8 @@ class Args:
     """linear warmup steps (0: none), then cosine decay to 0 at total_steps"""
     update_epochs: int = 1
     """passes over each step's samples"""
-    minibatch_size: int = 128
-    """decisions per optimizer minibatch (the loss is a token mean over one minibatch)"""
+    minibatch_size: int | None = None
+    """decisions per optimizer minibatch (the loss is a token mean over one minibatch; default per env)"""
     clip_eps: float = 0.2
     """PPO clip range (lower side, and upper side unless --epsilon-high)"""
     epsilon_high: float | None = None
@@ -154,12 +154,14 @@ class Args:
 
 # Defaults that depend on the environment (a flag given on the command line always wins).
 ENV_DEFAULTS = {
-    "webshop": dict(total_steps=60, max_new_tokens=24, learning_rate=1e-4, eval_splits=("test",),
-                    delta_min=64, branch_level="turn"),
-    "math": dict(total_steps=300, max_new_tokens=64, learning_rate=3e-5, eval_splits=("test",),
-                 delta_min=8, branch_level="token"),
-    "alfworld": dict(total_steps=60, max_new_tokens=12, learning_rate=1e-4, eval_splits=("eval", "eval_ood"),
-                     delta_min=64, branch_level="turn"),
+    "webshop": dict(tasks_per_step=8, total_steps=60, max_new_tokens=24, learning_rate=1e-4, minibatch_size=32,
+                    eval_splits=("test",), delta_min=64, branch_level="turn"),
+    "math": dict(tasks_per_step=8, total_steps=300, max_new_tokens=64, learning_rate=3e-5, minibatch_size=128,
+                 eval_splits=("test",), delta_min=8, branch_level="token"),
+    "alfworld": dict(tasks_per_step=8, total_steps=60, max_new_tokens=12, learning_rate=1e-4, minibatch_size=32,
+                     eval_splits=("eval", "eval_ood"), delta_min=64, branch_level="turn"),
+    "swe": dict(tasks_per_step=4, total_steps=30, max_new_tokens=40, learning_rate=1e-4, minibatch_size=32,
+                eval_splits=("test_unseen_bugs", "test_unseen_packages"), delta_min=64, branch_level="turn"),
 }
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",

@@ -47,6 +47,7 @@ from envs import ENV_REGISTRY, make_env
 # ---------------------------------------------------------------------------------------------------
 SYSTEM_PROMPTS = {
     "webshop": "You are shopping online. Reply with exactly one action: search[query] or click[button].",
+    "swe": "You are fixing a bug in a Python package. Reply with exactly one command.",
     "math": "Solve the problem step by step and end with the final answer as \\boxed{N}.",
     "alfworld": "You are a household robot. Reply with exactly one admissible command.",
 }
@@ -151,6 +152,7 @@ WARM_START_DEFAULTS = {
     "math": dict(episodes=20000, steps=900, batch_size=64, learning_rate=2e-3, digits_apart=True, mistake_prob=0.5),
     "alfworld": dict(episodes=600, steps=1500, batch_size=32, learning_rate=2e-3, include_admissible=True,
                      mistake_prob=0.5),
+    "swe": dict(episodes=300, steps=1000, batch_size=32, learning_rate=2e-3, mistake_prob=0.25),
 }
 
 

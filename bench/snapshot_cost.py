@@ -2,6 +2,7 @@
 
     python bench/snapshot_cost.py                      # webshop, math and alfworld
     python bench/snapshot_cost.py --envs webshop --episodes 50 --repeats 200
+    python bench/snapshot_cost.py --envs swe --split test_unseen_bugs --episodes 10 --repeats 3   # commit vs dir copy
 
 For each env: run expert episodes, and at every state an expert episode passes through time
 `snapshot()` and `handle.restore()` (median over all states and repeats), and time `step()` on the
@@ -35,8 +36,10 @@ def measure(env, episodes: int, repeats: int) -> dict:
                 handle = env.snapshot()
                 snapshot_times.append(time.perf_counter() - start)
                 start = time.perf_counter()
-                handle.restore()
+                restored = handle.restore()
                 restore_times.append(time.perf_counter() - start)
+                if hasattr(restored, "close"):  # the code-repair env: its restored sandbox is a container or a dir
+                    restored.close()
             action = env.expert_action()
             start = time.perf_counter()
             _, _, terminated, truncated, _ = env.step(action)
@@ -58,21 +61,25 @@ def main() -> None:
     parser.add_argument("--split", default="test")
     parser.add_argument("--episodes", type=int, default=30, help="expert episodes per env")
     parser.add_argument("--repeats", type=int, default=50, help="snapshot/restore timings per visited state")
+    parser.add_argument("--swe-backends", nargs="+", default=["docker", "local"], help="sandboxes measured for swe")
     args = parser.parse_args()
 
     header = (f"{'env':<10} {'states':>6} {'snapshot us':>12} {'restore us':>11} {'step us':>9} "
               f"{'ep len':>6} {'% of step':>10} {'% of 15-step ep':>16}")
     print(header)
     print("-" * len(header))
-    for name in args.envs:
+    runs = [(f"{name}/{b}", name, {"backend": b}) if name == "swe" else (name, name, {}) for name in args.envs
+            for b in (args.swe_backends if name == "swe" else [None])]
+    for label, name, kwargs in runs:
         if name not in ENV_REGISTRY:
-            print(f"{name:<10} skipped: unknown env (available: {', '.join(sorted(ENV_REGISTRY))})")
+            print(f"{label:<10} skipped: unknown env (available: {', '.join(sorted(ENV_REGISTRY))})")
             continue
         try:
-            env = make_env(name, split=args.split)
-        except ModuleNotFoundError as e:
-            print(f"{name:<10} skipped: its module is not there ({e})")
+            env = make_env(name, split=args.split, **kwargs)
+        except (ModuleNotFoundError, RuntimeError) as e:
+            print(f"{label:<10} skipped: {e}")
             continue
+        name = label
         measure(env, 1, 1)  # warm-up: first-call costs (imports, caches) are not what we measure
         r = measure(env, args.episodes, args.repeats)
         cost = r["snapshot"] + r["restore"]
