@@ -110,7 +110,8 @@ def test_hf_sampler_greedy_is_deterministic_and_stops_at_eos(tiny_policy):
 
 
 def test_word_tokenizer_round_trips_actions():
-    tokenizer = build_word_tokenizer("search click buy now red running shoes b07xyz x-large boxed".split())
+    # numbers are whole tokens (`PRETOKENIZE_PATTERN`): the vocabulary lists the ones the texts use
+    tokenizer = build_word_tokenizer("search click buy now red running shoes b07xyz x-large boxed 28 13 41 123".split())
     for text in ["click[b07xyz]", "search[red running shoes]", "click[buy now]", "click[x-large]",
                  "28 + 13 = 41 ; \\boxed{123}"]:
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
