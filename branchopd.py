@@ -24,7 +24,7 @@ Usage:
     python branchopd.py --env webshop                     # B=3 forks x k=2 continuations per task
     python branchopd.py --env math --mode vanilla         # vanilla OPD: one trajectory per task
     python branchopd.py --env math --mode multi_rollout   # multi-rollout OPD: --num-generations 7 trajectories
-    python branchopd.py --fork-selection entropy          # Table 3 ablations: mixed|entropy|disagreement|random|turn_initial
+    python branchopd.py --fork-selection entropy          # Table 3: mixed|entropy|disagreement|random|turn_initial
     python branchopd.py --teacher DIR                     # any local HF causal LM with the student's tokenizer
 """
 # docs and experiment results: docs/branchopd.md
@@ -124,8 +124,9 @@ class Args:
     """gradient clipping"""
     eval_every: int = 20
     """evaluate on the held-out split every this many steps, and at the start and the end (0: only those)"""
-    eval_tasks: int = 200
-    """held-out tasks per evaluation (sampled at --eval-temperature, and greedy)"""
+    eval_tasks: int | None = None
+    """held-out tasks per split and evaluation, sampled at --eval-temperature and greedy (default per env: 200;
+    ALFWorld 50, swe 40)"""
     eval_splits: tuple[str, ...] | None = None
     """held-out splits, each evaluated (default per env: test; ALFWorld eval and eval_ood); the first is the one
     the curve's error bars and the summary's first rows use"""
@@ -172,13 +173,13 @@ class Args:
 # Defaults that depend on the environment (a flag given on the command line always wins).
 ENV_DEFAULTS = {
     "webshop": dict(tasks_per_step=8, total_steps=60, max_new_tokens=24, learning_rate=1e-4, minibatch_size=32,
-                    eval_splits=("test",)),
+                    eval_tasks=200, eval_splits=("test",)),
     "math": dict(tasks_per_step=8, total_steps=300, max_new_tokens=64, learning_rate=3e-5, minibatch_size=128,
-                 eval_splits=("test",)),
-    "alfworld": dict(tasks_per_step=8, total_steps=60, max_new_tokens=12, learning_rate=1e-4, minibatch_size=32,
-                     eval_splits=("eval", "eval_ood")),
+                 eval_tasks=200, eval_splits=("test",)),
+    "alfworld": dict(tasks_per_step=4, total_steps=40, max_new_tokens=12, learning_rate=1e-4, minibatch_size=32,
+                     eval_tasks=50, eval_splits=("eval", "eval_ood")),
     "swe": dict(tasks_per_step=4, total_steps=30, max_new_tokens=40, learning_rate=1e-4, minibatch_size=32,
-                eval_splits=("test_unseen_bugs", "test_unseen_packages")),
+                eval_tasks=40, eval_splits=("test_unseen_bugs", "test_unseen_packages")),
 }
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
@@ -639,7 +640,7 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
         action_mask[row, width - len(d.action_ids):] = True
     position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
     logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                   logits_to_keep=width + 1).logits[:, :-1].float() / temperature  # (B, A, V): predicts each action token
+                   logits_to_keep=width + 1).logits[:, :-1].float() / temperature  # (B, A, V): predicts action tokens
     logprobs_all = torch.log_softmax(logits, dim=-1)
     logprobs = logprobs_all.gather(-1, input_ids[:, total - width:, None]).squeeze(-1)  # (B, A)
     entropy = -(logprobs_all.exp() * logprobs_all).sum(-1)  # (B, A)
@@ -875,7 +876,8 @@ def main(args: Args) -> str:
 
     # TRY NOT TO MODIFY: logging
     writer = SummaryWriter(run_dir)
-    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in
+                                                                        vars(args).items()))
     if args.track:
         import wandb
         wandb.init(project=args.wandb_project_name, config=asdict(args), name=os.path.basename(run_dir))
@@ -911,9 +913,9 @@ def main(args: Args) -> str:
         log_row(row)
         with open(os.path.join(run_dir, "transcripts.jsonl"), "a") as f:  # a few held-out episodes, as played
             f.writelines(json.dumps(t) + "\n" for t in shown)
-        writer.add_text("eval/transcripts", "\n\n".join(f"`{t['split']} {t['decoding']}` task {t['task_id']}: {t['task']}  \n"
-                                                         f"actions: {' / '.join(t['actions'])}  \nreward {t['reward']}"
-                                                         for t in shown), step)
+        writer.add_text("eval/transcripts", "\n\n".join(
+            f"`{t['split']} {t['decoding']}` task {t['task_id']}: {t['task']}  \nactions: {' / '.join(t['actions'])}  "
+            f"\nreward {t['reward']}" for t in shown), step)
         for i, (split, envs) in enumerate(eval_envs.items()):
             prefix = split_prefix(split, i == 0)
             tqdm.write(f"step {step:4d} eval ({len(envs)} {split} tasks): success sampled "
@@ -930,7 +932,8 @@ def main(args: Args) -> str:
             teacher_row.update({f"teacher_success_{decoding}": result["success"],
                                 f"teacher_success_{decoding}_se": result["success_se"]})
         log_row(teacher_row)
-        tqdm.write(f"teacher on {len(envs)} {split} tasks: success sampled {teacher_row['teacher_success_sampled']:.3f} "
+        tqdm.write(f"teacher on {len(envs)} {split} tasks: success sampled "
+                   f"{teacher_row['teacher_success_sampled']:.3f} "
                    f"greedy {teacher_row['teacher_success_greedy']:.3f}")
 
     last_step = min(args.total_steps, args.stop_at_step or args.total_steps)

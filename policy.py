@@ -347,11 +347,12 @@ def load_teacher(teacher: str | None, env_name: str, student_tokenizer, prompt: 
                                                      **{**overrides, **TEACHER_DEFAULTS.get(env_name, {}), **prompt})
     else:
         model, tokenizer, model_dir, _ = load_policy(teacher, env_name, {}, cache_dir, sft_seed, **prompt)
-    if tokenizer.get_vocab() != student_tokenizer.get_vocab() or tokenizer.eos_token_id != student_tokenizer.eos_token_id:
+    same_eos = tokenizer.eos_token_id == student_tokenizer.eos_token_id
+    if tokenizer.get_vocab() != student_tokenizer.get_vocab() or not same_eos:
         raise SystemExit(f"teacher {model_dir} has another vocabulary than the student ({len(tokenizer)} vs "
                          f"{len(student_tokenizer)} tokens, EOS {tokenizer.eos_token_id} vs "
-                         f"{student_tokenizer.eos_token_id}): on-policy distillation scores the student's sampled token "
-                         f"ids with the teacher, so both must share one tokenizer")
+                         f"{student_tokenizer.eos_token_id}): on-policy distillation scores the student's sampled "
+                         f"token ids with the teacher, so both must share one tokenizer")
     return model.requires_grad_(False), model_dir
 
 

@@ -124,8 +124,9 @@ class Args:
     """gradient clipping"""
     eval_every: int = 20
     """evaluate on the held-out split every this many steps, and at the start and the end (0: only those)"""
-    eval_tasks: int = 200
-    """held-out tasks per evaluation (sampled at --eval-temperature, and greedy)"""
+    eval_tasks: int | None = None
+    """held-out tasks per split and evaluation, sampled at --eval-temperature and greedy (default per env: 200;
+    ALFWorld 50, swe 40)"""
     eval_splits: tuple[str, ...] | None = None
     """held-out splits, each evaluated (default per env: test; ALFWorld eval and eval_ood); the first is the one
     the curve's error bars and the summary's first rows use"""
@@ -179,13 +180,14 @@ class Args:
 # Defaults that depend on the environment (a flag given on the command line always wins).
 ENV_DEFAULTS = {
     "webshop": dict(tasks_per_step=8, total_steps=60, max_new_tokens=24, learning_rate=1e-4, minibatch_size=32,
-                    eval_splits=("test",), segment_length=0, max_depth=15),
+                    eval_tasks=200, eval_splits=("test",), segment_length=0, max_depth=15),
     "math": dict(tasks_per_step=8, total_steps=300, max_new_tokens=64, learning_rate=3e-5, minibatch_size=128,
-                 eval_splits=("test",), segment_length=7, max_depth=9),
-    "alfworld": dict(tasks_per_step=8, total_steps=60, max_new_tokens=12, learning_rate=1e-4, minibatch_size=32,
-                     eval_splits=("eval", "eval_ood"), segment_length=0, max_depth=50),
+                 eval_tasks=200, eval_splits=("test",), segment_length=7, max_depth=9),
+    "alfworld": dict(tasks_per_step=4, total_steps=40, max_new_tokens=12, learning_rate=1e-4, minibatch_size=32,
+                     eval_tasks=50, eval_splits=("eval", "eval_ood"), segment_length=0, max_depth=50),
     "swe": dict(tasks_per_step=4, total_steps=30, max_new_tokens=40, learning_rate=1e-4, minibatch_size=32,
-                eval_splits=("test_unseen_bugs", "test_unseen_packages"), segment_length=0, max_depth=12),
+                eval_tasks=40, eval_splits=("test_unseen_bugs", "test_unseen_packages"),
+                segment_length=0, max_depth=12),
 }
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
@@ -604,11 +606,11 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
     from the prompt). Returns (decisions, episodes, stats): one episode per leaf, with its tree index."""
     starts = reset_starts(envs, task_ids)
     turns = not args.segment_length  # agent envs: a segment is one turn
-    prompts = [encode_prompt(tokenizer, args.env, format_prompt(s.info.get("task", ""), s.obs, [], args.history_window,
-                                                                s.info.get("admissible_actions") if args.include_admissible
-                                                                else None)) for s in starts]
+    prompts = [encode_prompt(tokenizer, args.env, format_prompt(
+        s.info.get("task", ""), s.obs, [], args.history_window,
+        s.info.get("admissible_actions") if args.include_admissible else None)) for s in starts]
     new_node = iter(range(10**9)).__next__  # node ids, unique within the step's trees
-    calls_before, computed_before = sampler.calls, sampler.tokens_computed
+    computed_before = sampler.tokens_computed
     leaves: list[list[Path]] = [[] for _ in task_ids]
     fallbacks, stats = [0] * len(task_ids), {"calls": 0, "decoded_tokens": 0}
     div = args.num_generations if args.sampling == "independent" else args.first_step_divergence
@@ -621,9 +623,9 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                 boundary = (snapshot, parent.start.obs, parent.start.info, list(parent.start.history),
                             len(parent.decisions), parent.reward, parent.won, parent.invalid_actions)
             for k in range(count):
-                child = Path(parent.tree, parent.node_ids + [new_node()], list(parent.action_ids), list(parent.logprobs),
-                             decisions=list(parent.decisions), actions=list(parent.actions), reward=parent.reward,
-                             won=parent.won, invalid_actions=parent.invalid_actions)
+                child = Path(parent.tree, parent.node_ids + [new_node()], list(parent.action_ids),
+                             list(parent.logprobs), decisions=list(parent.decisions), actions=list(parent.actions),
+                             reward=parent.reward, won=parent.won, invalid_actions=parent.invalid_actions)
                 if turns:
                     env = parent.start.env if k == 0 else snapshot.restore()
                     child.start = Start(env, parent.start.obs, parent.start.info, list(parent.start.history),
@@ -837,7 +839,7 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
         action_mask[row, width - len(d.action_ids):] = True
     position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
     logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                   logits_to_keep=width + 1).logits[:, :-1].float() / temperature  # (B, A, V): predicts each action token
+                   logits_to_keep=width + 1).logits[:, :-1].float() / temperature  # (B, A, V): predicts action tokens
     logprobs_all = torch.log_softmax(logits, dim=-1)
     logprobs = logprobs_all.gather(-1, input_ids[:, total - width:, None]).squeeze(-1)  # (B, A)
     entropy = -(logprobs_all.exp() * logprobs_all).sum(-1)  # (B, A)
@@ -1048,12 +1050,14 @@ def main(args: Args) -> str:
 
     # TRY NOT TO MODIFY: logging
     writer = SummaryWriter(run_dir)
-    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in
+                                                                        vars(args).items()))
     if args.track:
         import wandb
         wandb.init(project=args.wandb_project_name, config=asdict(args), name=os.path.basename(run_dir))
     segment = f"{args.segment_length}-token segments" if args.segment_length else "one-turn segments"
-    print(f"{args.exp_name}: {args.sampling} sampling, {args.advantage} advantage ({args.tree_advantage}, {args.normalize}), "
+    print(f"{args.exp_name}: {args.sampling} sampling, {args.advantage} advantage ({args.tree_advantage}, "
+          f"{args.normalize}), "
           f"{args.tasks_per_step} tasks x w={group_size} leaves, {segment}, depth {args.max_depth}, {args.total_steps} "
           f"steps, model {model_dir}, run dir {run_dir}")
 
@@ -1083,9 +1087,9 @@ def main(args: Args) -> str:
         log_row(row)
         with open(os.path.join(run_dir, "transcripts.jsonl"), "a") as f:  # a few held-out episodes, as played
             f.writelines(json.dumps(t) + "\n" for t in shown)
-        writer.add_text("eval/transcripts", "\n\n".join(f"`{t['split']} {t['decoding']}` task {t['task_id']}: {t['task']}  \n"
-                                                         f"actions: {' / '.join(t['actions'])}  \nreward {t['reward']}"
-                                                         for t in shown), step)
+        writer.add_text("eval/transcripts", "\n\n".join(
+            f"`{t['split']} {t['decoding']}` task {t['task_id']}: {t['task']}  \nactions: {' / '.join(t['actions'])}  "
+            f"\nreward {t['reward']}" for t in shown), step)
         for i, (split, envs) in enumerate(eval_envs.items()):
             prefix = split_prefix(split, i == 0)
             tqdm.write(f"step {step:4d} eval ({len(envs)} {split} tasks): success sampled "
@@ -1101,9 +1105,10 @@ def main(args: Args) -> str:
             run_evaluation(step)
         step_start = time.time()
         optimizer.param_groups[0]["lr"] = learning_rate_at(step)
-        # ALGO LOGIC: 1. rollouts: a segment tree of w leaves per task; DAPO dynamic sampling refills tasks without signal
+        # ALGO LOGIC: 1. rollouts: a segment tree of w leaves per task; DAPO dynamic sampling refills signal-free tasks
         model.eval()
-        task_ids, decisions, episodes, tree_stats = sample_batch(train_envs, task_rng, sampler, tokenizer, args, tree_rng)
+        task_ids, decisions, episodes, tree_stats = sample_batch(train_envs, task_rng, sampler, tokenizer, args,
+                                                                 tree_rng)
         rollout_time = time.time() - step_start
 
         # ALGO LOGIC: 2. advantages: subgroup tree advantage per leaf (official code), whitened over the batch's tokens

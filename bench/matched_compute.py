@@ -23,6 +23,8 @@ import numpy as np
 
 from summarize_runs import METRICS, split_prefixes, verdict
 
+BETTER = {"learns": "BPO better", "worse": "GRPO better", "within noise": "within noise"}
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -85,7 +87,8 @@ def main() -> None:
             key = f"{prefix}_{metric}"
             for name in ("grpo", "bpo"):
                 curves = [eval_curve(run_dirs[(name, seed)], key) for seed in cli.seeds]
-                summary[(name, key)] = (curves[0][0], np.array([c[1] for c in curves]), np.array([c[2] for c in curves]))
+                summary[(name, key)] = (curves[0][0], np.array([c[1] for c in curves]),
+                                        np.array([c[2] for c in curves]))
     for row, prefix in enumerate(prefixes):
         for ax, decoding in zip(axes[row], ("sampled", "greedy")):
             key = f"{prefix}_success_{decoding}"
@@ -123,7 +126,7 @@ def main() -> None:
             reached = [s for s, v in zip(steps, bpo_values.mean(0)) if v >= grpo[:, -1].mean()]
             lines.append(f"| {prefix} | {metric} | {fmt(grpo[:, 0])} | {fmt(grpo[:, -1])} | {fmt(bpo_values[:, 0])} | "
                          f"{fmt(bpo_values[:, -1])} | {difference.mean():+.3f} +- {se:.3f} "
-                         f"({verdict(difference.mean(), se).replace('learns', 'BPO better').replace('worse', 'GRPO better')}) "
+                         f"({BETTER[verdict(difference.mean(), se)]}) "
                          f"| {reached[0] if reached else 'not reached'} (GRPO final at {steps[-1]}) |")
     lines += ["", "Runs: " + ", ".join(f"{name} seed {seed}: `{d}`" for (name, seed), d in sorted(run_dirs.items()))]
     with open(os.path.join(out_dir, f"matched_compute_{cli.env}.md"), "w") as f:

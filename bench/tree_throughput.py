@@ -24,7 +24,6 @@ import random
 import sys
 import time
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -81,9 +80,10 @@ def main() -> None:
             from transformers import LlamaConfig, LlamaForCausalLM
 
             torch.manual_seed(0)
+            heads = cli.compute_hidden // 64
             config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=cli.compute_hidden,
                                  intermediate_size=4 * cli.compute_hidden, num_hidden_layers=cli.compute_layers,
-                                 num_attention_heads=cli.compute_hidden // 64, num_key_value_heads=cli.compute_hidden // 64,
+                                 num_attention_heads=heads, num_key_value_heads=heads,
                                  tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
                                  eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
             policy = NoEOS(LlamaForCausalLM(config).eval(), tokenizer.eos_token_id)
@@ -93,12 +93,13 @@ def main() -> None:
             sampler = treepo.VLLMSampler(model_dir, tokenizer, 64, seed=0)
         else:
             sampler = treepo.HFSampler(policy, tokenizer, 64)
-        for d, l in CONFIGS:
+        for d, length in CONFIGS:
             results = {}
             for sampling in ("tree", "independent"):
                 args = treepo.apply_env_defaults(treepo.Args(
-                    env="math", num_generations=cli.width, segment_length=l, max_depth=d, max_new_tokens=d * l,
-                    sampling=sampling, tasks_per_step=cli.tasks, backend=cli.backend, **prompt))
+                    env="math", num_generations=cli.width, segment_length=length, max_depth=d,
+                    max_new_tokens=d * length, sampling=sampling, tasks_per_step=cli.tasks, backend=cli.backend,
+                    **prompt))
                 task_rng, rng = random.Random(0), random.Random(0)
                 torch.manual_seed(0)
                 totals, leaves, start = {"decoded_tokens": 0, "computed_tokens": 0, "calls": 0}, 0, time.time()
@@ -110,8 +111,9 @@ def main() -> None:
                     leaves += len(episodes)
                 seconds = time.time() - start
                 results[sampling] = (totals, leaves, seconds)
-                print(f"{name:8} {f'{d}x{l}':7} {sampling:12} {totals['decoded_tokens']:8d} "
-                      f"{totals['computed_tokens']:9d} {totals['calls']:6d} {leaves / seconds:7.1f} {leaves:7d} |", end="")
+                print(f"{name:8} {f'{d}x{length}':7} {sampling:12} {totals['decoded_tokens']:8d} "
+                      f"{totals['computed_tokens']:9d} {totals['calls']:6d} {leaves / seconds:7.1f} {leaves:7d} |",
+                      end="")
                 if sampling == "independent":
                     tree, independent = results["tree"], results["independent"]
                     print(f" {independent[0]['decoded_tokens'] / tree[0]['decoded_tokens']:9.2f} "

@@ -131,7 +131,7 @@ def main() -> None:
     print("(cells: share (sigma^2 / Var(R), n))")
     equal = np.var(bpo_siblings) / np.var(grpo_equal_k)
     matched = np.var(bpo_tree) / np.var(grpo_matched)
-    print(f"\nvariance ratio Var(A_BPO) / Var(A_GRPO), leave-one-out baselines, entropy schedule:")
+    print("\nvariance ratio Var(A_BPO) / Var(A_GRPO), leave-one-out baselines, entropy schedule:")
     print(f"  equal group size (BPO's K={k} siblings at a branch point vs GRPO groups of {k}): {equal:.3f} "
           f"({len(bpo_siblings)} / {len(grpo_equal_k)} returns)")
     print(f"  matched N = {n_matched} (BPO's tree, per action vs GRPO N={n_matched}, per action):   {matched:.3f} "

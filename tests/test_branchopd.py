@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import branchopd
-from branchopd import (Args, Decision, Episode, action_logprobs, assign_advantages, attach_teacher_logprobs,
+from branchopd import (Args, Decision, Episode, assign_advantages, attach_teacher_logprobs,
                        pbr_loss, protocol_events, select_forks)
 from envs import make_env
 from policy import build_tiny_model, build_word_tokenizer, load_teacher, tokenizer_words
@@ -108,7 +108,8 @@ def test_agent_forks_pick_turns_then_positions_among_the_turns_best():
     args.fork_selection, args.alpha = "turn_initial", 1.0  # turns chosen by the score, the fork at their first token
     assert select_forks(episode, decisions, entropy, mask, tokenizer, args, random.Random(0)) == [(1, 0)]
     args.num_forks, args.fork_selection = 5, "mixed"  # more forks than turns: one per turn
-    assert [t for t, _ in select_forks(episode, decisions, entropy, mask, tokenizer, args, random.Random(0))] == [0, 1, 2]
+    forks = select_forks(episode, decisions, entropy, mask, tokenizer, args, random.Random(0))
+    assert [t for t, _ in forks] == [0, 1, 2]
 
 
 def test_protocol_events():
@@ -136,7 +137,8 @@ def test_protocol_events():
                            12) == [(4, (alf.eos_token_id,), True)]
     math_tokenizer = build_word_tokenizer([str(d) for d in range(10)] + ["\\boxed{", "}", ";"], digits_apart=True)
     answer = ids_of(math_tokenizer, "\\boxed{4} ;") + [math_tokenizer.eos_token_id]
-    assert protocol_events("math", math_tokenizer, [], answer, [], 64)[0][0] == len(ids_of(math_tokenizer, "\\boxed{4}"))
+    boxed_length = len(ids_of(math_tokenizer, "\\boxed{4}"))
+    assert protocol_events("math", math_tokenizer, [], answer, [], 64)[0][0] == boxed_length
 
 
 def test_pbr_loss_zero_without_events_and_by_hand(tiny):

@@ -54,7 +54,8 @@ def test_policy_loss_clipping_by_hand():
 def test_policy_loss_k3_kl():
     logprobs = torch.tensor([[math.log(0.5)]])
     ref = torch.tensor([[math.log(0.25)]])
-    loss, stats = policy_loss(logprobs, logprobs.clone(), ref, torch.tensor([[0.0]]), torch.ones(1, 1, dtype=torch.bool),
+    loss, stats = policy_loss(logprobs, logprobs.clone(), ref, torch.tensor([[0.0]]),
+                              torch.ones(1, 1, dtype=torch.bool),
                               0.2, 0.2, beta=0.1)
     k3 = 0.5 - math.log(0.5) - 1  # exp(ref - logp) - (ref - logp) - 1 with ref - logp = log 0.5
     assert stats["kl_ref"] == pytest.approx(k3, abs=1e-6)

@@ -111,7 +111,8 @@ def test_install_script_names_a_missing_toolchain(tmp_path):
     bin_dir.mkdir()
     for tool in ("dirname", "python"):  # everything install.sh needs before its check, and nothing else
         os.symlink(shutil.which(tool) or sys.executable, bin_dir / tool)
-    result = subprocess.run([shutil.which("bash"), str(ROOT / "install.sh")], env={"PATH": str(bin_dir)}, capture_output=True,
+    result = subprocess.run([shutil.which("bash"), str(ROOT / "install.sh")], env={"PATH": str(bin_dir)},
+                            capture_output=True,
                             text=True)
     assert result.returncode == 1
     assert "not found: g++ make cmake" in result.stderr and "build-essential cmake" in result.stderr

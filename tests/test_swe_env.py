@@ -24,7 +24,8 @@ def backend_param(name):
     if name == "docker" and not HAVE_DOCKER and not REQUIRE_DOCKER:
         return pytest.param(name, marks=pytest.mark.skip(reason="no Docker engine answers (envs/swe/docker_engine.sh)"))
     if name == "local" and not HAVE_LOCAL:
-        return pytest.param(name, marks=pytest.mark.skip(reason=f"local backend: {sandbox_module.local_isolation_problem()}"))
+        reason = f"local backend: {sandbox_module.local_isolation_problem()}"
+        return pytest.param(name, marks=pytest.mark.skip(reason=reason))
     return name
 
 

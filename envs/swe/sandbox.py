@@ -57,8 +57,8 @@ class DockerSandbox:
         self.limits = limits or dict(mem_limit="512m", memswap_limit="512m", pids_limit=64, nano_cpus=1_000_000_000)
         client.images.get(image)  # a missing image must fail here: containers.run would pull it from a registry
         self.container = client.containers.create(
-            image, command=["sleep", "infinity"], init=True, network_mode="host" if network else "none", working_dir=WORKDIR,
-            labels={LABEL: "container"}, environment=ENVIRONMENT, detach=True, **self.limits)
+            image, command=["sleep", "infinity"], init=True, network_mode="host" if network else "none",
+            working_dir=WORKDIR, labels={LABEL: "container"}, environment=ENVIRONMENT, detach=True, **self.limits)
         self.container.start()
         # the processes that stay: the init process and the container's `sleep` (found before any command ran)
         self.keep = "1"
@@ -81,8 +81,8 @@ class DockerSandbox:
     def run(self, command: str, timeout: float = 20.0) -> tuple[int, str]:
         """`command` in /bin/sh inside the container, killed by `timeout -k` there and abandoned on the host;
         whatever it left running is killed after it (an init process reaps them)."""
-        sweep = (f'for p in /proc/[0-9]*; do q=${{p#/proc/}}; case " {self.keep} $$ " in *" $q "*) ;; *) kill -9 "$q";; '
-                 f'esac; done')
+        sweep = (f'for p in /proc/[0-9]*; do q=${{p#/proc/}}; case " {self.keep} $$ " in *" $q "*) ;; '
+                 f'*) kill -9 "$q";; esac; done')
         wrapped = ["sh", "-c", f'timeout -k 1 {timeout} sh -c "$0"; status=$?; {sweep} 2>/dev/null; exit $status',
                    command]
         result: dict = {}
