@@ -1006,6 +1006,7 @@ def main(args: Args) -> str:
                "advantage_variance": float(np.var(token_advantages)),
                "grad_norm_variance": float(np.var(grad_norm_window)) if grad_norm_window else 0.0,
                "nondegenerate_fraction": float(np.mean(list(tree_has_signal.values()))),
+               "decision_tokens": sum(len(d.action_ids) for d in decisions),
                "rollout_tokens_per_second": sum(len(d.action_ids) for d in decisions) / rollout_time,
                "step_seconds": time.time() - step_start}
         for key in ("policy_loss", "kl_ref", "approx_kl", "clipfrac", "entropy", "pbr_loss", "pbr_events"):
@@ -1054,7 +1055,7 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
         "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
         "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
-        "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
+        "decision_tokens": "charts/decision_tokens", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
         "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
         "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
         "grad_norm": "losses/grad_norm", "pbr_loss": "losses/pbr_loss", "pbr_events": "losses/pbr_events",

@@ -9,6 +9,11 @@ grammar parsing memoized, and memoized plus shallow derivation contexts (the env
 are checked identical. Snapshot cost is `env.snapshot()`, restore cost is
 `handle.restore()` (a new live env), and "restore + step" is the first step of a restored env (which
 installs its state into the shared engine).
+
+Game loading (`Engine(gamefile)`: textworld's PddlEnv, PDDL translation, first reset) is timed for the same
+games three ways: translation not memoized (stock), memoized with an empty on-disk translation cache (what
+the first run on a machine pays) and with that cache warm (every later run: the in-memory cache is cleared
+before each load, so only the disk cache serves it).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from envs.alfworld import AlfWorldEnv, memoize_grammar  # noqa: E402
+from envs.alfworld import AlfWorldEnv, Engine, drop_engine, memoize_grammar, patches  # noqa: E402
 
 REAL_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld_real_sample"
 
@@ -110,6 +115,31 @@ def bench_env(label: str, env: AlfWorldEnv, games: int, steps: int, seed: int) -
     return row
 
 
+def load_seconds(gamefiles: list[str], memoize: bool) -> float:
+    """Mean seconds to load each game into a new engine, nothing kept in memory from a previous load."""
+    memoize_grammar(memoize)
+    total = 0.0
+    for gamefile in gamefiles:
+        drop_engine(gamefile)
+        patches._SAS_CACHE.clear()
+        start = time.perf_counter()
+        Engine(gamefile)
+        total += time.perf_counter() - start
+    memoize_grammar(True)
+    return total / len(gamefiles)
+
+
+def bench_loading(label: str, env: AlfWorldEnv, games: int) -> dict:
+    gamefiles = [env.game_file(task_id) for task_id in range(games)]
+    with tempfile.TemporaryDirectory(prefix="alfworld-translations-") as translations:
+        os.environ["ALFWORLD_TRANSLATION_CACHE"] = translations
+        try:
+            return {"label": label, "stock": load_seconds(gamefiles, memoize=False),
+                    "cold": load_seconds(gamefiles, memoize=True), "warm": load_seconds(gamefiles, memoize=True)}
+        finally:
+            del os.environ["ALFWORLD_TRANSLATION_CACHE"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games", type=int, default=6, help="games per source (one per task type for 6)")
@@ -139,6 +169,11 @@ def main():
     for r in rows:
         print(f"{r['label']:34s} {r['snapshot_us']:12.1f} {r['restore_us']:11.1f} {r['restore_step_ms']:27.1f}")
     print("\ntraces were identical in all three configurations")
+    print("\ngame loading, s per game (mean; a new engine each time)")
+    print(f"{'games':34s} {'textworld':>10s} {'empty disk cache':>17s} {'warm disk cache':>16s} {'speed-up':>9s}")
+    for label, env in sources:
+        r = bench_loading(label, env, args.games)
+        print(f"{r['label']:34s} {r['stock']:10.3f} {r['cold']:17.3f} {r['warm']:16.3f} {r['stock'] / r['warm']:8.1f}x")
 
 
 if __name__ == "__main__":
