@@ -181,3 +181,33 @@ def test_treepo_runs_end_to_end(env, extra, tmp_path, cache_dir):
         assert float(row["returns_per_task"]) >= 1
         for key in ("policy_loss", "approx_kl", "entropy", "advantage_variance"):
             assert math.isfinite(float(row[key])), key
+
+
+def test_dynamic_sampling_keeps_each_tree_whole_across_rounds(monkeypatch):
+    """Dynamic sampling's bookkeeping on hand-built trees (grow_trees replaced by a stand-in that returns
+    them): round 1 keeps one of four trees, round 2 keeps all three new ones. Every kept tree gets the next
+    index, its leaves point at their own decisions, and the dropped trees are counted."""
+    rounds = iter([[(0, 1), (0, 0), (1, 1), (0, 0)], [(1, 0), (0, 1), (1, 0)]])  # leaf rewards per tree
+
+    def hand_built_trees(envs, task_ids, sampler, tokenizer, args, rng):
+        decisions, episodes = [], []
+        for tree, (task_id, rewards) in enumerate(zip(task_ids, next(rounds))):
+            for leaf, reward in enumerate(rewards):
+                episodes.append(Episode(task_id, tree, reward=float(reward), decisions=[len(decisions)]))
+                decisions.append(Decision([0], [1000 * task_id + leaf], [0.0]))
+        return decisions, episodes, {"calls": 1, "decoded_tokens": len(decisions)}
+
+    class Env:
+        num_tasks = 10**6  # distinct task ids with overwhelming probability
+
+    monkeypatch.setattr(treepo, "grow_trees", hand_built_trees)
+    args = Args(env="math", tasks_per_step=4, dynamic_sampling=True, max_sampling_rounds=3)
+    task_ids, decisions, episodes, totals = treepo.sample_batch([Env()] * 4, random.Random(0), None, None, args,
+                                                                random.Random(0))
+    assert len(task_ids) == 4 and totals["dropped_tasks"] == 3 and totals["sampling_rounds"] == 2
+    assert sorted(e.tree for e in episodes) == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert len(decisions) == 8 and sorted(i for e in episodes for i in e.decisions) == list(range(8))
+    for e in episodes:
+        assert task_ids[e.tree] == e.task_id
+        assert decisions[e.decisions[0]].action_ids[0] // 1000 == e.task_id
+        assert len({x.reward for x in episodes if x.tree == e.tree}) == 2
