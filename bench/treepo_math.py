@@ -43,8 +43,11 @@ def read_run(run_dir: str) -> dict:
         if row.get("eval_success_greedy"):
             evals.append((int(row["step"]), cumulative, {m: (float(row[f"eval_{m}"]), float(row[f"eval_{m}_se"]))
                                                           for m in METRICS}))
+    train = [r for r in rows if r.get("step_seconds")]
+    tree_stats = {key: float(np.mean([float(r[key]) for r in train])) for key in
+                  ("token_saving", "sampling_rounds", "dropped_tasks", "returns_per_task") if train[0].get(key)}
     return {"seed": config["seed"], "exp_name": config["exp_name"], "evals": evals, "tokens": cumulative,
-            "steps": sum(1 for r in rows if r.get("step_seconds"))}
+            "steps": len(train), "tree_stats": tree_stats}
 
 
 def at_budget(run: dict, budget: float) -> tuple[int, float, dict]:
@@ -72,10 +75,15 @@ def main() -> None:
              "| arm | seeds | steps | sampled tokens / step | metric | SFT start | at equal tokens (step) | "
              "final (all steps) | - GRPO at equal tokens |", "|---|---|---|---|---|---|---|---|---|"]
     reference = {r["seed"]: r for r in arms["grpo16"]}
+    every_eval = [e[2] for runs in arms.values() for r in runs for e in r["evals"]]
+    same = all(e[f"reward_{d}"][0] == e[f"success_{d}"][0] for e in every_eval for d in ("sampled", "greedy"))
+    metrics = [m for m in METRICS if not (same and m.startswith("reward"))]  # math: reward = success
+    if same:
+        lines.insert(3, "Reward equals success here (a 0/1 reward), so only success is shown.")
     for name, label in ARMS.items():
         runs = sorted(arms[name], key=lambda r: r["seed"])
         per_step = np.mean([r["tokens"] / r["steps"] for r in runs])
-        for metric in METRICS:
+        for metric in metrics:
             start = np.array([r["evals"][0][2][metric][0] for r in runs])
             final = np.array([r["evals"][-1][2][metric][0] for r in runs])
             cut = [at_budget(r, budget) for r in runs]
@@ -93,6 +101,11 @@ def main() -> None:
             steps = "/".join(str(c[0]) for c in cut)
             lines.append(f"| {label} | {len(runs)} | {runs[0]['steps']} | {per_step:,.0f} | {metric} | {cell(start)} | "
                          f"{cell(value)} ({steps}) | {cell(final)} | {difference} |")
+    lines += ["", "Per step, mean over steps and seeds (tree arms): leaf tokens / decoded tokens, sampling rounds, "
+              "tasks dropped by dynamic sampling, leaves per kept task.", ""]
+    for name in ("treepo_flat", "treepo"):
+        stats = {key: np.mean([r["tree_stats"][key] for r in arms[name]]) for key in arms[name][0]["tree_stats"]}
+        lines.append(f"- {ARMS[name]}: " + ", ".join(f"{key} {value:.2f}" for key, value in stats.items()))
     print("\n".join(lines))
     os.makedirs(cli.out_dir, exist_ok=True)
     with open(os.path.join(cli.out_dir, "treepo_math.md"), "w") as f:

@@ -101,11 +101,12 @@ def test_treepo_vllm_segments_equal_hf_and_share_the_prefix_cache(policy_and_sam
                                                             zip(rows[2:], logprobs[2:])]) < 1e-4
 
 
-def test_treepo_runs_with_vllm_backend(tmp_path, cache_dir):
+@pytest.mark.parametrize("env", ["math", "webshop"])
+def test_treepo_runs_with_vllm_backend(env, tmp_path, cache_dir):
     import treepo
 
     run_dir = treepo.main(treepo.Args(
-        env="math", backend="vllm", total_steps=2, sft_steps=20, sft_episodes=40, tasks_per_step=2,
+        env=env, backend="vllm", total_steps=2, sft_steps=20, sft_episodes=40, tasks_per_step=2,
         num_generations=4, eval_tasks=4, eval_every=2, minibatch_size=16, cache_dir=cache_dir, runs_dir=str(tmp_path)))
     assert os.path.exists(os.path.join(run_dir, "metrics.csv"))
 
