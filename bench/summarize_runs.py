@@ -30,7 +30,8 @@ def read_rows(run_dir: str) -> list[dict]:
 
 def split_prefixes(rows: list[dict]) -> list[str]:
     """`eval` (the primary split) first, then e.g. `eval_ood`: every prefix with a `_success_greedy` column."""
-    keys = dict.fromkeys(k[: -len("_success_greedy")] for r in rows for k in r if k.endswith("_success_greedy"))
+    keys = dict.fromkeys(k[: -len("_success_greedy")] for r in rows for k in r
+                         if k.endswith("_success_greedy") and k.startswith("eval"))  # not branchopd's teacher_*
     return sorted(keys, key=lambda k: (k != "eval", k))
 
 
@@ -70,6 +71,16 @@ def main() -> None:
     if snapshot:  # bpo.py runs
         print(f"snapshot + restore time: {np.mean(snapshot):.3f}% of rollout time on average, "
               f"{np.max(snapshot):.3f}% at most ({len(snapshot)} steps)")
+    if any(r.get("student_tokens_per_task") for rows in runs.values() for r in rows):  # branchopd.py runs
+        tokens = [float(r["student_tokens_per_task"]) for rows in runs.values() for r in rows
+                  if r.get("student_tokens_per_task")]
+        ratio = [float(r["student_tokens_vs_seven"]) for rows in runs.values() for r in rows
+                 if r.get("student_tokens_vs_seven")]
+        kl = [[float(r["eval_kl_sampled"]) for r in rows if r.get("eval_kl_sampled")] for rows in runs.values()]
+        print(f"student tokens per task: {np.mean(tokens):.1f}" + (f" ({np.mean(ratio):.3f} of seven independent "
+              "trajectories of the main's length)" if ratio else "") + "; held-out teacher-student KL (k3, "
+              f"sampled): {np.mean([k[0] for k in kl]):.3f} at the start -> {np.mean([k[-1] for k in kl]):.3f} "
+              "at the end")
     n = len(runs)
     for prefix in prefixes:
         print(f"\n{prefix}: mean +- std over {n} runs; gain +- SE(gain) (evaluation error and seed spread)")
