@@ -719,7 +719,7 @@ def sample_batch(envs, task_rng: random.Random, sampler, tokenizer, args: Args, 
         for key, value in stats.items():
             totals[key] = totals.get(key, 0) + value
         last_chance = sampling_round == args.max_sampling_rounds - 1 and not task_ids
-        leaves_of = [[e for e in new_episodes if e.tree == tree] for tree in range(len(new_tasks))]  # before renumbering
+        leaves_of = [[e for e in new_episodes if e.tree == t] for t in range(len(new_tasks))]  # before renumbering
         for task_id, leaves in zip(new_tasks, leaves_of):
             if args.dynamic_sampling and len({e.reward for e in leaves}) < 2 and not last_chance:
                 totals["dropped_tasks"] += 1
