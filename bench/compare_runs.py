@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from summarize_runs import METRICS, read_rows, split_prefixes, verdict
+from summarize_runs import METRICS, difference_se, read_rows, split_prefixes, verdict
 
 
 def last_evals(pattern: str) -> dict[int, list[dict]]:
@@ -42,7 +42,6 @@ def main() -> None:
     seeds = sorted(set(a) & set(b))
     if not seeds:
         raise SystemExit(f"no seed in both groups (A: {sorted(a)}, B: {sorted(b)})")
-    n = len(seeds)
     print(f"A = {cli.a}\nB = {cli.b}\nseeds {seeds}; mean +- std over seeds at the last evaluation; B - A +- SE")
     for prefix in split_prefixes(a[seeds[0]]):
         print(f"\n== {prefix} ==")
@@ -53,7 +52,7 @@ def main() -> None:
             se_a = np.array([float(a[s][-1].get(key + "_se") or 0.0) for s in seeds])
             se_b = np.array([float(b[s][-1].get(key + "_se") or 0.0) for s in seeds])
             difference = end_b - end_a
-            se = float(np.sqrt((np.mean(se_a ** 2) + np.mean(se_b ** 2)) / n + difference.var() / n))
+            se = difference_se(se_a, se_b, difference)
             word = {"learns": "B better", "worse": "A better", "within noise": "within noise"}[
                 verdict(difference.mean(), se)]
             print(f"  {metric:16} A {end_a.mean():.3f} +- {end_a.std():.3f}   B {end_b.mean():.3f} +- {end_b.std():.3f}"

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from summarize_runs import METRICS, split_prefixes, verdict
+from summarize_runs import METRICS, difference_se, split_prefixes, verdict
 
 BETTER = {"learns": "BPO better", "worse": "GRPO better", "within noise": "within noise"}
 
@@ -115,14 +115,13 @@ def main() -> None:
              "| split | metric | GRPO start | GRPO final | BPO start | BPO final | BPO - GRPO | first BPO step >= GRPO "
              "final |", "|---|---|---|---|---|---|---|---|"]
     fmt = lambda v: f"{v.mean():.3f} +- {v.std():.3f}"
-    n = len(cli.seeds)
     for prefix in prefixes:
         for metric in METRICS:
             key = f"{prefix}_{metric}"
             steps, grpo, grpo_se = summary[("grpo", key)]
             _, bpo_values, bpo_se = summary[("bpo", key)]
             difference = bpo_values[:, -1] - grpo[:, -1]
-            se = float(np.sqrt((np.mean(grpo_se[:, -1] ** 2) + np.mean(bpo_se[:, -1] ** 2)) / n + difference.var() / n))
+            se = difference_se(grpo_se[:, -1], bpo_se[:, -1], difference)
             reached = [s for s, v in zip(steps, bpo_values.mean(0)) if v >= grpo[:, -1].mean()]
             lines.append(f"| {prefix} | {metric} | {fmt(grpo[:, 0])} | {fmt(grpo[:, -1])} | {fmt(bpo_values[:, 0])} | "
                          f"{fmt(bpo_values[:, -1])} | {difference.mean():+.3f} +- {se:.3f} "

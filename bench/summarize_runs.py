@@ -35,6 +35,13 @@ def split_prefixes(rows: list[dict]) -> list[str]:
     return sorted(keys, key=lambda k: (k != "eval", k))
 
 
+def difference_se(se_a, se_b, difference) -> float:
+    """SE of a mean difference over seeds: the evaluations' errors (se_a, se_b per seed) plus the seed spread."""
+    se_a, se_b, difference = np.asarray(se_a, float), np.asarray(se_b, float), np.asarray(difference, float)
+    n = len(difference)
+    return float(np.sqrt((np.mean(se_a ** 2) + np.mean(se_b ** 2)) / n + difference.var() / n))
+
+
 def verdict(gain: float, se: float) -> str:
     return "learns" if gain > 2 * se else "worse" if gain < -2 * se else "within noise"
 
@@ -95,7 +102,7 @@ def main() -> None:
                 se_end.append(float(evals[-1].get(key + "_se") or 0.0))
             start, end = np.array(start), np.array(end)
             gain = end - start
-            se = float(np.sqrt((np.mean(np.square(se_start)) + np.mean(np.square(se_end))) / n + gain.var() / n))
+            se = difference_se(se_start, se_end, gain)
             print(f"  {metric:16} start {start.mean():.3f} +- {start.std():.3f}   end {end.mean():.3f} +- "
                   f"{end.std():.3f}   gain {gain.mean():+.3f} +- {se:.3f}   {verdict(gain.mean(), se)}")
 

@@ -25,7 +25,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from summarize_runs import METRICS, verdict
+from summarize_runs import METRICS, difference_se, verdict
 
 ARMS = {"grpo16": "GRPO (grpo_baseline.py, N=16)", "treepo_flat": "tree sampling + flat advantage",
         "treepo": "TreePO (tree sampling + tree advantage)"}
@@ -94,8 +94,7 @@ def main() -> None:
                 paired = [(c[2][metric], at_budget(reference[r["seed"]], budget)[2][metric])
                           for c, r in zip(cut, runs) if r["seed"] in reference]
                 gap = np.array([a[0] - b[0] for a, b in paired])
-                se = float(np.sqrt((np.mean([a[1] ** 2 for a, _ in paired]) + np.mean([b[1] ** 2 for _, b in paired]))
-                                   / len(paired) + gap.var() / len(paired)))
+                se = difference_se([a[1] for a, _ in paired], [b[1] for _, b in paired], gap)
                 word = {"learns": "better", "worse": "worse", "within noise": "within noise"}[verdict(gap.mean(), se)]
                 difference = f"{gap.mean():+.3f} +- {se:.3f} ({word})"
             steps = "/".join(str(c[0]) for c in cut)
