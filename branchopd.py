@@ -136,6 +136,11 @@ class Args:
     """write checkpoint.pt every this many steps, atomically (0: only at the end)"""
     stop_at_step: int | None = None
     """checkpoint and exit after this step (run a long job in chunks; continue with --resume)"""
+    tree_log_every: int = 10
+    """write the rollout trees of the first --tree-log-tasks tasks to trees.jsonl at the first step and every
+    this many steps (0: never; schema in docs/trees.md, pictures with bench/show_tree.py)"""
+    tree_log_tasks: int = 2
+    """tasks (trees) per logged step"""
 
     # Algorithm specific arguments
     mode: Literal["branch", "vanilla", "multi_rollout"] = "branch"
@@ -184,10 +189,10 @@ ENV_DEFAULTS = {
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
-                  "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "num_forks", "continuations",
-                  "window", "turn_top", "signal_clip")
+                  "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks", "num_forks",
+                  "continuations", "window", "turn_top", "signal_clip")
 NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every",
-                      "checkpoint_every", "sft_mistake_prob", "min_fork_gap", "pbr_weight", "pbr_cap")
+                      "checkpoint_every", "tree_log_every", "sft_mistake_prob", "min_fork_gap", "pbr_weight", "pbr_cap")
 
 
 def apply_env_defaults(args: Args) -> Args:
@@ -359,6 +364,7 @@ class Episode:
     decisions: list[int] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
     states: list[tuple] = field(default_factory=list)  # main trajectory: (snapshot, obs, info, history) per decision
+    fork_scores: dict = field(default_factory=dict)  # main: (turn, position) -> (H_t, D_t, score) if eligible
 
 
 @dataclass
@@ -520,6 +526,7 @@ def select_forks(episode: Episode, decisions: list[Decision], entropy, mask, tok
     if args.fork_selection == "random":
         scores = np.array([rng.random() for _ in eligible])
     score_of = dict(zip(eligible, scores.tolist()))
+    episode.fork_scores = {tokens[i][:2]: (tokens[i][2], window[i], score_of[i]) for i in eligible}
     if args.env == "math":  # one turn: the B best positions, --min-fork-gap apart
         if args.fork_selection == "turn_initial":
             return [(0, 0)]
@@ -715,6 +722,68 @@ def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperat
 def transcript(episode: Episode) -> dict:
     return {"task_id": episode.task_id, "task": episode.task, "actions": episode.actions,
             "reward": round(episode.reward, 4), "won": episode.won}
+
+
+def fork_pieces(decisions: list[Decision], episodes: list[Episode], fork_of) -> list[list[tuple]]:
+    """Each episode's path for `tree_records`. A main trajectory (`fork_of(e)` None) is cut into pieces at every
+    (turn, token position) where one of its continuations forks off; a continuation shares its main's pieces
+    before its fork point, then adds its own turns (mains come before their continuations in `episodes`)."""
+    mains, cuts = {}, {}
+    for i, e in enumerate(episodes):
+        if fork_of(e) is None:
+            mains.setdefault(e.tree, i)
+        else:
+            cuts.setdefault(mains[e.tree], set()).add(fork_of(e))
+    pieces = []
+    for i, e in enumerate(episodes):
+        fork, path = fork_of(e), []
+        if fork is not None:  # the main's pieces that end at or before the fork point
+            path = [p for p in pieces[mains[e.tree]] if p[0][1] < fork[0] or (p[0][1] == fork[0] and p[3] <= fork[1])]
+        for turn, d in enumerate(e.decisions, start=fork[0] if fork else 0):
+            length = len(decisions[d].action_ids)
+            bounds = sorted({0, length} | {p for t, p in cuts.get(i, ()) if t == turn and 0 < p < length})
+            path += [((i, turn, a), d, a, b) for a, b in zip(bounds, bounds[1:])]
+        pieces.append(path)
+    return pieces
+
+
+def tree_records(step: int, episodes: list[Episode], decisions: list[Decision], pieces: list[list[tuple]], tokenizer,
+                 num_trees: int, kinds: list[str], marks: dict, extras: dict) -> list[dict]:
+    """The rollout trees of the step's first `num_trees` tasks, one trees.jsonl record each (docs/trees.md).
+    `pieces[i]`: episode i's root-to-leaf path as (node key, decision, first token, end token) runs of action
+    tokens, a key shared by episodes being a node they share; `kinds[i]`: what the nodes episode i adds are;
+    `marks`: node key -> what the algorithm scored there (entropy, fork score); `extras`: tree -> record fields.
+    A node's return is the mean over the episodes through it, its advantage the mean over its tokens (and
+    over the episodes that train a copy of it)."""
+    records = []
+    for tree in sorted({e.tree for e in episodes})[:num_trees]:
+        members = [i for i, e in enumerate(episodes) if e.tree == tree]
+        nodes = [{"id": 0, "parent": None, "depth": 0, "kind": "root", "text": episodes[members[0]].task,
+                  "tokens": 0, "returns": [], "advantages": []}]
+        index: dict = {}  # node key -> node id
+        for i in members:
+            parent = 0
+            nodes[0]["returns"].append(float(episodes[i].reward))
+            for depth, (key, d, first, end) in enumerate(pieces[i], start=1):
+                if key not in index:
+                    index[key], text = len(nodes), tokenizer.decode(decisions[d].action_ids[first:end],
+                                                                     skip_special_tokens=True)
+                    nodes.append({"id": len(nodes), "parent": parent, "depth": depth, "kind": kinds[i], "text": text,
+                                  "tokens": end - first, "returns": [], "advantages": [], **marks.get(key, {})})
+                node = nodes[index[key]]
+                node["returns"].append(float(episodes[i].reward))
+                if decisions[d].advantages[first:end]:
+                    node["advantages"].append(float(np.mean(decisions[d].advantages[first:end])))
+                parent = node["id"]
+            nodes[parent].setdefault("leaves", []).append({"return": float(episodes[i].reward),
+                                                           "won": bool(episodes[i].won)})
+        for node in nodes:
+            returns, advantages = node.pop("returns"), node.pop("advantages")
+            node["return"] = float(np.mean(returns)) if returns else None
+            node["advantage"] = float(np.mean(advantages)) if advantages else None
+        records.append({"step": step, "tree": tree, "task_id": episodes[members[0]].task_id,
+                        "task": episodes[members[0]].task, **extras.get(tree, {}), "nodes": nodes})
+    return records
 
 
 def split_prefix(split: str, primary: bool) -> str:
@@ -953,6 +1022,19 @@ def main(args: Args) -> str:
 
         # ALGO LOGIC: 2. advantages: the clipped per-token teacher signal, no task reward (4.3)
         clipped_fraction = assign_advantages(decisions, episodes, args)
+
+        # ALGO LOGIC: the first tasks' trees for trees.jsonl: main trajectories cut at their forks, each fork's
+        #    entropy, disagreement and score (4.1); a node's advantage is its mean teacher signal
+        if args.tree_log_every and step % args.tree_log_every == 0:
+            pieces = fork_pieces(decisions, episodes, lambda e: None if e.branch_point is None else
+                                 forks[e.tree][e.branch_point])
+            kinds = ["main" if e.branch_point is None else "fork" for e in episodes]
+            marks = {(i, turn, position): dict(zip(("entropy", "disagreement", "score"), e.fork_scores[turn, position]))
+                     for i, e in enumerate(episodes) if e.branch_point is None for turn, position in forks[e.tree]}
+            extras = {}
+            with open(os.path.join(run_dir, "trees.jsonl"), "a") as f:
+                f.writelines(json.dumps(r) + "\n" for r in tree_records(
+                    step + 1, episodes, decisions, pieces, tokenizer, args.tree_log_tasks, kinds, marks, extras))
 
         # ALGO LOGIC: 3. PPO-clip updates. Observation tokens are in the prompt, never in the loss. With beta = 0
         #    a decision whose advantages are all 0 has no gradient: it is skipped (all-equal groups cost nothing).

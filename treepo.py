@@ -136,6 +136,11 @@ class Args:
     """write checkpoint.pt every this many steps, atomically (0: only at the end)"""
     stop_at_step: int | None = None
     """checkpoint and exit after this step (run a long job in chunks; continue with --resume)"""
+    tree_log_every: int = 10
+    """write the rollout trees of the first --tree-log-tasks tasks to trees.jsonl at the first step and every
+    this many steps (0: never; schema in docs/trees.md, pictures with bench/show_tree.py)"""
+    tree_log_tasks: int = 2
+    """tasks (trees) per logged step"""
 
     # Algorithm specific arguments
     sampling: Literal["tree", "independent"] = "tree"
@@ -192,11 +197,11 @@ ENV_DEFAULTS = {
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
-                  "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "max_depth",
+                  "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks", "max_depth",
                   "first_step_divergence", "allocation_temperature", "repetition_window", "repetition_count",
                   "max_sampling_rounds")
 NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every",
-                      "checkpoint_every", "sft_mistake_prob", "segment_length", "overlong_buffer",
+                      "checkpoint_every", "tree_log_every", "sft_mistake_prob", "segment_length", "overlong_buffer",
                       "overlong_penalty")
 
 
@@ -894,6 +899,59 @@ def transcript(episode: Episode) -> dict:
             "reward": round(episode.reward, 4), "won": episode.won}
 
 
+def segment_pieces(decisions: list[Decision], episodes: list[Episode], segment_length: int) -> list[list[tuple]]:
+    """Each leaf's path for `tree_records`: its tree node at every depth (math: `segment_length` tokens of its one
+    response; agent envs: one turn each), so that cousins share the nodes of their common prefix."""
+    pieces = []
+    for e in episodes:
+        if segment_length:
+            length = len(decisions[e.decisions[0]].action_ids)
+            pieces.append([(node, e.decisions[0], depth * segment_length, min((depth + 1) * segment_length, length))
+                           for depth, node in enumerate(e.node_ids)])
+        else:
+            pieces.append([(node, d, 0, len(decisions[d].action_ids)) for node, d in zip(e.node_ids, e.decisions)])
+    return pieces
+
+
+def tree_records(step: int, episodes: list[Episode], decisions: list[Decision], pieces: list[list[tuple]], tokenizer,
+                 num_trees: int, kinds: list[str], marks: dict, extras: dict) -> list[dict]:
+    """The rollout trees of the step's first `num_trees` tasks, one trees.jsonl record each (docs/trees.md).
+    `pieces[i]`: episode i's root-to-leaf path as (node key, decision, first token, end token) runs of action
+    tokens, a key shared by episodes being a node they share; `kinds[i]`: what the nodes episode i adds are;
+    `marks`: node key -> what the algorithm scored there (entropy, fork score); `extras`: tree -> record fields.
+    A node's return is the mean over the episodes through it, its advantage the mean over its tokens (and
+    over the episodes that train a copy of it)."""
+    records = []
+    for tree in sorted({e.tree for e in episodes})[:num_trees]:
+        members = [i for i, e in enumerate(episodes) if e.tree == tree]
+        nodes = [{"id": 0, "parent": None, "depth": 0, "kind": "root", "text": episodes[members[0]].task,
+                  "tokens": 0, "returns": [], "advantages": []}]
+        index: dict = {}  # node key -> node id
+        for i in members:
+            parent = 0
+            nodes[0]["returns"].append(float(episodes[i].reward))
+            for depth, (key, d, first, end) in enumerate(pieces[i], start=1):
+                if key not in index:
+                    index[key], text = len(nodes), tokenizer.decode(decisions[d].action_ids[first:end],
+                                                                     skip_special_tokens=True)
+                    nodes.append({"id": len(nodes), "parent": parent, "depth": depth, "kind": kinds[i], "text": text,
+                                  "tokens": end - first, "returns": [], "advantages": [], **marks.get(key, {})})
+                node = nodes[index[key]]
+                node["returns"].append(float(episodes[i].reward))
+                if decisions[d].advantages[first:end]:
+                    node["advantages"].append(float(np.mean(decisions[d].advantages[first:end])))
+                parent = node["id"]
+            nodes[parent].setdefault("leaves", []).append({"return": float(episodes[i].reward),
+                                                           "won": bool(episodes[i].won)})
+        for node in nodes:
+            returns, advantages = node.pop("returns"), node.pop("advantages")
+            node["return"] = float(np.mean(returns)) if returns else None
+            node["advantage"] = float(np.mean(advantages)) if advantages else None
+        records.append({"step": step, "tree": tree, "task_id": episodes[members[0]].task_id,
+                        "task": episodes[members[0]].task, **extras.get(tree, {}), "nodes": nodes})
+    return records
+
+
 def split_prefix(split: str, primary: bool) -> str:
     """Column prefix of a held-out split: `eval` for the primary one, else e.g. `eval_ood` or `eval_test`."""
     return "eval" if primary else split if split.startswith("eval") else f"eval_{split}"
@@ -1113,6 +1171,15 @@ def main(args: Args) -> str:
 
         # ALGO LOGIC: 2. advantages: subgroup tree advantage per leaf (official code), whitened over the batch's tokens
         assign_advantages(decisions, episodes, args)
+
+        # ALGO LOGIC: the first tasks' trees for trees.jsonl: segments shared by cousins, why each leaf stopped
+        if args.tree_log_every and step % args.tree_log_every == 0:
+            pieces, kinds = segment_pieces(decisions, episodes, args.segment_length), ["segment"] * len(episodes)
+            marks = {e.node_ids[-1]: {"stop": e.stop} for e in episodes if e.node_ids}
+            extras = {}
+            with open(os.path.join(run_dir, "trees.jsonl"), "a") as f:
+                f.writelines(json.dumps(r) + "\n" for r in tree_records(
+                    step + 1, episodes, decisions, pieces, tokenizer, args.tree_log_tasks, kinds, marks, extras))
 
         # ALGO LOGIC: 3. PPO-clip updates. Observation tokens are in the prompt, never in the loss. With beta = 0
         #    a decision whose advantages are all 0 has no gradient: it is skipped (all-equal groups cost nothing).

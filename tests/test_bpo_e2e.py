@@ -7,6 +7,7 @@ import os
 import pytest
 
 import bpo
+from tree_checks import branch_points, check_trees
 
 SMALL = dict(sft_steps=20, sft_episodes=40, tasks_per_step=2, eval_tasks=6, eval_every=2, minibatch_size=16)
 
@@ -30,6 +31,14 @@ def test_bpo_runs_end_to_end(env, schedule, tmp_path, cache_dir):
         assert 0 <= float(row["snapshot_percent"]) < 100
         for key in ("policy_loss", "approx_kl", "entropy", "advantage_variance", "grad_norm_variance"):
             assert math.isfinite(float(row[key])), key
+    # the tree record: siblings hang off the backbone at its branch points, each scored by its entropy
+    records = check_trees(run_dir, {"backbone", "sibling"})
+    assert sum(len(n.get("leaves", [])) for r in records for n in r["nodes"]) == float(rows[0]["returns_per_task"]) * 2
+    for record in records:
+        assert branch_points(record) and any(n["kind"] == "sibling" for n in record["nodes"])
+        # every backbone node starts at a branch candidate (a decision; token level: a fork position)
+        assert all(n.get("entropy") is not None for n in record["nodes"] if n["kind"] == "backbone")
+        assert record["snapshot_s"] >= 0
 
 
 def test_bpo_rejects_env_without_snapshot(tmp_path, cache_dir, monkeypatch):

@@ -16,6 +16,7 @@ from branchopd import (Args, Decision, Episode, assign_advantages, attach_teache
                        pbr_loss, protocol_events, select_forks)
 from envs import make_env
 from policy import build_tiny_model, build_word_tokenizer, load_teacher, tokenizer_words
+from tree_checks import check_trees
 
 WORDS = "search click buy now red blue shoes shirt the a of and one two three [SEP]".split()
 
@@ -177,6 +178,14 @@ def test_branchopd_runs_end_to_end(env, mode, tmp_path, cache_dir):
         for key in ("policy_loss", "teacher_student_kl", "signal_clipped_fraction", "pbr_loss"):
             assert math.isfinite(float(row[key])), key
     assert any(r.get("eval_kl_sampled") for r in rows)
+    # the tree record: continuations fork off the main trajectory where its node was scored
+    records = check_trees(run_dir, {"main", "fork"})
+    for record in records:
+        forks = [n for n in record["nodes"] if n["kind"] == "fork"]
+        if forks:
+            scored = [n for n in record["nodes"] if n.get("score") is not None]
+            assert scored and all(0 <= n["score"] <= 1 and n["kind"] == "main" for n in scored)
+    assert any(n["kind"] == "fork" for r in records for n in r["nodes"]) == (mode == "branch")
 
 
 def test_continuations_supervise_only_their_own_tokens(tmp_path, cache_dir):

@@ -12,6 +12,7 @@ import torch
 
 import grpo_baseline
 from grpo_baseline import Args
+from tree_checks import check_trees
 
 SMALL = dict(sft_steps=20, sft_episodes=40, tasks_per_step=2, num_generations=4, eval_tasks=6, eval_every=2,
              minibatch_size=16)
@@ -42,6 +43,11 @@ def test_grpo_runs_end_to_end(env, tmp_path, cache_dir):
         for key in ("policy_loss", "approx_kl", "clipfrac", "entropy", "grad_norm"):
             assert math.isfinite(float(row[key])), (key, row[key])
     assert {int(r["step"]) for r in rows if r.get("eval_success_greedy")} == {0, 2, 3}
+    # a group is a tree of depth one: each of its N episodes starts at the root
+    for record in check_trees(run_dir, {"episode"}):
+        group_size = SMALL["num_generations"] if env != "alfworld" else SMALLER["alfworld"]["num_generations"]
+        assert sum(n["parent"] == 0 for n in record["nodes"]) == group_size
+        assert sum(len(n.get("leaves", [])) for n in record["nodes"]) == group_size
     # the warm start learned from the env's demonstrations
     with open(os.path.join(run_dir, "config.json")) as f:
         config = json.load(f)

@@ -13,6 +13,7 @@ import torch
 
 import treepo
 from policy import build_tiny_model, build_word_tokenizer
+from tree_checks import branch_points, check_trees
 from treepo import (Args, Decision, Episode, HFSampler, Path, action_logprobs, children_per_path, depth_advantages,
                     overlong_penalty, repeats, tree_advantages)
 
@@ -181,6 +182,12 @@ def test_treepo_runs_end_to_end(env, extra, tmp_path, cache_dir):
         assert float(row["returns_per_task"]) >= 1
         for key in ("policy_loss", "approx_kl", "entropy", "advantage_variance"):
             assert math.isfinite(float(row[key])), key
+    # the tree record: one leaf per episode, each with why it stopped; cousins share their prefix's segments
+    for record in check_trees(run_dir, {"segment"}):
+        leaves = [n for n in record["nodes"] if n.get("leaves")]
+        assert leaves and all(len(n["leaves"]) == 1 and n["stop"] for n in leaves)
+        if extra.get("sampling") == "independent":
+            assert not [p for p in branch_points(record) if p["id"] != 0]
 
 
 def test_dynamic_sampling_keeps_each_tree_whole_across_rounds(monkeypatch):
