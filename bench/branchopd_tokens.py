@@ -78,6 +78,7 @@ def main() -> None:
         final[mode] = (len(curves), tokens[-1], np.array([c[2][length - 1] for c in curves]),
                        np.array([c[3][length - 1] for c in curves]))
     axes[0].legend(fontsize=8)
+    axes[1].set_yscale("log")  # one seed's spike would flatten the rest
     fig.suptitle(f"BranchOPD on {env}: quality against student tokens (mean +- std over seeds)", fontsize=10)
     fig.tight_layout()
     out = cli.out or os.path.join(cli.runs_root, "branchopd_tokens.png")
