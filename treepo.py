@@ -901,15 +901,17 @@ def transcript(episode: Episode) -> dict:
 
 def segment_pieces(decisions: list[Decision], episodes: list[Episode], segment_length: int) -> list[list[tuple]]:
     """Each leaf's path for `tree_records`: its tree node at every depth (math: `segment_length` tokens of its one
-    response; agent envs: one turn each), so that cousins share the nodes of their common prefix."""
+    response; agent envs: one turn each), so that cousins share the nodes of their common prefix. Keys are
+    (tree, node id): node ids restart with every round of dynamic sampling."""
     pieces = []
     for e in episodes:
         if segment_length:
             length = len(decisions[e.decisions[0]].action_ids)
-            pieces.append([(node, e.decisions[0], depth * segment_length, min((depth + 1) * segment_length, length))
-                           for depth, node in enumerate(e.node_ids)])
+            pieces.append([((e.tree, node), e.decisions[0], depth * segment_length,
+                            min((depth + 1) * segment_length, length)) for depth, node in enumerate(e.node_ids)])
         else:
-            pieces.append([(node, d, 0, len(decisions[d].action_ids)) for node, d in zip(e.node_ids, e.decisions)])
+            pieces.append([((e.tree, node), d, 0, len(decisions[d].action_ids))
+                           for node, d in zip(e.node_ids, e.decisions)])
     return pieces
 
 
@@ -1175,7 +1177,7 @@ def main(args: Args) -> str:
         # ALGO LOGIC: the first tasks' trees for trees.jsonl: segments shared by cousins, why each leaf stopped
         if args.tree_log_every and step % args.tree_log_every == 0:
             pieces, kinds = segment_pieces(decisions, episodes, args.segment_length), ["segment"] * len(episodes)
-            marks = {e.node_ids[-1]: {"stop": e.stop} for e in episodes if e.node_ids}
+            marks = {(e.tree, e.node_ids[-1]): {"stop": e.stop} for e in episodes if e.node_ids}
             extras = {}
             with open(os.path.join(run_dir, "trees.jsonl"), "a") as f:
                 f.writelines(json.dumps(r) + "\n" for r in tree_records(

@@ -71,13 +71,19 @@ def layout(nodes: list[dict]) -> dict[int, tuple[float, float]]:
 
 
 def score_label(node: dict) -> str:
-    parts = [f"{name} {node[key]:.2f}" for key, name in (("entropy", "H"), ("disagreement", "D"), ("score", "s"))
-             if node.get(key) is not None]
+    """H entropy, D disagreement, s score; values below 0.01 in two significant digits (WebShop's verbs are
+    near-certain: their entropy is about 1e-4)."""
+    parts = []
+    for key, name in (("entropy", "H"), ("disagreement", "D"), ("score", "s")):
+        if node.get(key) is not None:
+            value = node[key]
+            parts.append(f"{name} {value:.2g}" if 0 < abs(value) < 0.01 else f"{name} {value:.2f}")
     return " ".join(parts)
 
 
 def leaf_label(node: dict) -> str:
-    return " ".join(f"R {leaf['return']:.2f}{'*' if leaf['won'] else ''}" for leaf in node.get("leaves", []))
+    returns = " ".join(f"R {leaf['return']:.2f}{'*' if leaf['won'] else ''}" for leaf in node.get("leaves", []))
+    return f"{returns} ({node['stop']})" if node.get("stop") else returns
 
 
 def short(text: str, width: int = 22) -> str:

@@ -186,6 +186,7 @@ def test_treepo_runs_end_to_end(env, extra, tmp_path, cache_dir):
     for record in check_trees(run_dir, {"segment"}):
         leaves = [n for n in record["nodes"] if n.get("leaves")]
         assert leaves and all(len(n["leaves"]) == 1 and n["stop"] for n in leaves)
+        assert not [n for n in record["nodes"] if n.get("stop") and not n.get("leaves")]  # only leaves stop
         if extra.get("sampling") == "independent":
             assert not [p for p in branch_points(record) if p["id"] != 0]
 

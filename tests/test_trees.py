@@ -62,9 +62,9 @@ def test_segments_shared_by_cousins_average_their_advantages():
     leaves = [treepo.Episode(0, 0, task="t", reward=1.0, decisions=[0], node_ids=[7, 8], stop="eos"),
               treepo.Episode(0, 0, task="t", reward=0.0, decisions=[1], node_ids=[7, 9], stop="length")]
     pieces = treepo.segment_pieces(decisions, leaves, 2)
-    assert pieces == [[(7, 0, 0, 2), (8, 0, 2, 4)], [(7, 1, 0, 2), (9, 1, 2, 3)]]
+    assert pieces == [[((0, 7), 0, 0, 2), ((0, 8), 0, 2, 4)], [((0, 7), 1, 0, 2), ((0, 9), 1, 2, 3)]]
     [record] = treepo.tree_records(1, leaves, decisions, pieces, IdTokenizer(), 1, ["segment"] * 2,
-                                   {8: {"stop": "eos"}, 9: {"stop": "length"}}, {})
+                                   {(0, 8): {"stop": "eos"}, (0, 9): {"stop": "length"}}, {})
     shared, first, second = record["nodes"][1:]
     assert (shared["text"], shared["advantage"], shared["return"]) == ("1 2", 2.0, 0.5)
     assert (first["stop"], first["advantage"], second["stop"], second["text"]) == ("eos", 1.0, "length", "5")
@@ -110,3 +110,15 @@ def test_show_tree_draws_a_bpo_run_and_its_page_renders_in_a_browser(tmp_path, c
                    capture_output=True, timeout=120, check=True)
     pixels = matplotlib.image.imread(str(shot))
     assert pixels.shape[:2] == (700, 1000) and np.std(pixels[..., :3]) > 0.02
+
+
+def test_trees_from_different_sampling_rounds_keep_their_own_nodes():
+    """Dynamic sampling grows trees in rounds, and node ids restart with each round: same ids, other trees."""
+    decisions = [decision([1, 2], [1, 1]), decision([3, 4], [2, 2])]
+    leaves = [treepo.Episode(5, 0, task="a", decisions=[0], node_ids=[0, 1], stop="eos"),
+              treepo.Episode(6, 1, task="b", decisions=[1], node_ids=[0, 1], stop="boxed")]
+    pieces = treepo.segment_pieces(decisions, leaves, 1)
+    marks = {(e.tree, e.node_ids[-1]): {"stop": e.stop} for e in leaves}
+    records = treepo.tree_records(1, leaves, decisions, pieces, IdTokenizer(), 2, ["segment"] * 2, marks, {})
+    assert [[(n["text"], n.get("stop")) for n in r["nodes"][1:]] for r in records] == [
+        [("1", None), ("2", "eos")], [("3", None), ("4", "boxed")]]
