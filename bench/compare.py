@@ -1,0 +1,269 @@
+"""Every algorithm from the same cached warm start, at matched returns per task and matched sampled tokens.
+
+Runs GRPO and RLOO (`grpo_baseline.py --num-generations N`), BPO (`bpo.py`, N = 1 + M(K-1) = 7 by default),
+TreePO (`treepo.py --num-generations N`) and BranchOPD (`branchopd.py`, N = 1 + B k = 7 by default; a
+distillation method with its own teacher, marked as such) for each seed, then writes
+`OUT_DIR/compare_ENV.md` and `compare_ENV.png`.
+
+Matched sampled tokens: a short calibration run of each algorithm from the warm start (`--calibration-steps`,
+seed 1) measures its sampled tokens per step; GRPO runs the script's default step count S (or
+`--total-steps`), every other algorithm S * (GRPO's tokens per step / its own), and evaluates at the same
+fractions of its run. The table states the tokens each one actually sampled, so the match can be checked.
+
+The table: final held-out success and reward, sampled and greedy (mean +- std over seeds), each against GRPO
+with the standard error of the difference (evaluation error and seed spread, as bench/summarize_runs.py;
+"better" / "worse" only beyond twice it), and the step, sampled tokens and training wall-clock at which the
+mean curve first reaches GRPO's final value of `--reach-metric`, or "not reached". The PNG has three panels
+per decoding: success against steps, against sampled tokens and against training wall-clock (rollouts and
+updates, evaluations excluded), one curve per algorithm with a band of one std over seeds.
+
+Resumable: each run's log and run directory are recorded in OUT_DIR/compare_ENV_runs.json; a finished run is
+not run again, and an interrupted one continues from its checkpoint (`--resume`).
+
+    python bench/compare.py --env webshop --seeds 1 2 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from summarize_runs import difference_se, split_prefixes, verdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# algorithm -> (label, script, flags); `{n}` is the matched number of returns per task
+ALGORITHMS = {
+    "grpo": ("GRPO", "grpo_baseline.py", ["--num-generations", "{n}"]),
+    "rloo": ("RLOO", "grpo_baseline.py", ["--num-generations", "{n}", "--advantage", "rloo"]),
+    "bpo": ("BPO (M=2, K=4)", "bpo.py", []),
+    "treepo": ("TreePO", "treepo.py", ["--num-generations", "{n}"]),
+    "branchopd": ("BranchOPD (distillation: teacher signal, no reward)", "branchopd.py", []),
+}
+METRICS = ("success_sampled", "success_greedy", "reward_sampled", "reward_greedy")
+
+
+def script_defaults(script: str, env: str) -> dict:
+    """The script's per-env defaults (total_steps, eval_every, ...), read from its ENV_DEFAULTS and Args."""
+    sys.path.insert(0, ROOT)
+    module = __import__(script[:-3])
+    return {"total_steps": module.ENV_DEFAULTS[env]["total_steps"], "eval_every": module.Args.eval_every}
+
+
+def run(job: dict, state: dict, state_path: str) -> str:
+    """Run one job to its end (or continue it); returns its run directory."""
+    key, log_path = job["key"], job["log"]
+    entry = state.setdefault(key, {})
+    if entry.get("done"):
+        return entry["run_dir"]
+    command = [sys.executable, *job["command"]]
+    if entry.get("run_dir") and os.path.exists(os.path.join(ROOT, entry["run_dir"], "config.json")):
+        command = [sys.executable, job["command"][0], "--resume", entry["run_dir"]]  # interrupted: continue
+    with open(log_path, "a") as log:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                   env={**os.environ, "OMP_NUM_THREADS": "1"})
+        process.wait()
+    text = open(log_path, errors="replace").read()
+    found = re.findall(r"run dir (\S+)", text)
+    if found and not entry.get("run_dir"):
+        entry["run_dir"] = found[0].rstrip(",")
+        save_state(state, state_path)
+    if process.returncode != 0 or not re.search(r"^done: ", text, re.M):
+        raise SystemExit(f"{key} failed (exit {process.returncode}); see {log_path}. Run bench/compare.py again "
+                         f"to continue it from its checkpoint.")
+    entry["done"] = True
+    save_state(state, state_path)
+    return entry["run_dir"]
+
+
+def save_state(state: dict, path: str) -> None:
+    with open(path + ".tmp", "w") as f:
+        json.dump(state, f, indent=1, sort_keys=True)
+    os.replace(path + ".tmp", path)
+
+
+def read_rows(run_dir: str) -> list[dict]:
+    with open(os.path.join(ROOT, run_dir, "metrics.csv")) as f:
+        return list(csv.DictReader(f))
+
+
+def tokens_per_step(run_dir: str) -> float:
+    rows = [r for r in read_rows(run_dir) if r.get("decision_tokens")]
+    return float(np.mean([float(r["decision_tokens"]) for r in rows]))
+
+
+def curve(run_dir: str, key: str) -> dict[str, np.ndarray]:
+    """At every evaluated step: the step, cumulative sampled tokens and training seconds, the value and its SE."""
+    rows = read_rows(run_dir)
+    tokens, seconds, total_tokens, total_seconds = {0: 0.0}, {0: 0.0}, 0.0, 0.0
+    for r in sorted((r for r in rows if r.get("decision_tokens")), key=lambda r: int(r["step"])):
+        total_tokens += float(r["decision_tokens"])
+        total_seconds += float(r["step_seconds"])
+        tokens[int(r["step"])], seconds[int(r["step"])] = total_tokens, total_seconds
+    evals = [r for r in rows if r.get(key)]
+    steps = [int(r["step"]) for r in evals]
+    return {"steps": np.array(steps), "tokens": np.array([tokens[s] for s in steps]),
+            "seconds": np.array([seconds[s] for s in steps]), "value": np.array([float(r[key]) for r in evals]),
+            "se": np.array([float(r[key + "_se"]) for r in evals])}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", default="webshop", choices=["webshop", "math", "alfworld", "swe"])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
+    parser.add_argument("--num-generations", type=int, default=7, help="returns per task N (BPO: 1 + M(K-1) = 7)")
+    parser.add_argument("--total-steps", type=int, default=None, help="GRPO's steps (default: the script's)")
+    parser.add_argument("--eval-every", type=int, default=None, help="GRPO's evaluation interval (default: the "
+                                                                       "script's); the others at the same fractions")
+    parser.add_argument("--eval-tasks", type=int, default=None, help="held-out tasks per split (default: the script's)")
+    parser.add_argument("--calibration-steps", type=int, default=3, help="steps of each calibration run")
+    parser.add_argument("--reach-metric", default="success_greedy", choices=METRICS)
+    parser.add_argument("--parallel", type=int, default=2, help="runs at a time (each with one torch thread)")
+    parser.add_argument("--runs-dir", default="runs/compare")
+    parser.add_argument("--out-dir", default="bench/results")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER,
+                        help="after `--`: flags passed to every run (e.g. -- --cache-dir DIR --tasks-per-step 4)")
+    cli = parser.parse_args()
+    cli.script_args = cli.script_args[1:] if cli.script_args[:1] == ["--"] else cli.script_args
+    if "grpo" not in cli.algorithms:
+        parser.error("--algorithms must include grpo: the others are matched to it")
+    out_dir, runs_dir = os.path.join(ROOT, cli.out_dir), os.path.join(ROOT, cli.runs_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(os.path.join(runs_dir, "logs"), exist_ok=True)
+    state_path = os.path.join(out_dir, f"compare_{cli.env}_runs.json")
+    state = json.load(open(state_path)) if os.path.exists(state_path) else {}
+    defaults = script_defaults("grpo_baseline.py", cli.env)
+    grpo_steps = cli.total_steps or defaults["total_steps"]
+    grpo_eval_every = cli.eval_every if cli.eval_every is not None else defaults["eval_every"]
+    common = ["--env", cli.env, "--runs-dir", os.path.relpath(runs_dir, ROOT)] + (
+        ["--eval-tasks", str(cli.eval_tasks)] if cli.eval_tasks else [])
+
+    def command(name: str, seed: int, exp_name: str, extra: list[str]) -> list[str]:
+        _, script, flags = ALGORITHMS[name]
+        return [script, *common, "--seed", str(seed), "--exp-name", exp_name,
+                *[f.format(n=cli.num_generations) for f in flags], *extra, *cli.script_args]
+
+    def pool_run(jobs: list[dict]) -> dict[str, str]:
+        # the warm start (and BranchOPD's teacher) is built by the first job alone, before the others start
+        first, rest = jobs[:1], jobs[1:]
+        done = {job["key"]: run(job, state, state_path) for job in first}
+        with ThreadPoolExecutor(cli.parallel) as pool:
+            futures = {job["key"]: pool.submit(run, job, state, state_path) for job in rest}
+        done.update({key: future.result() for key, future in futures.items()})
+        return done
+
+    # 1. calibration: sampled tokens per step of each algorithm, from the warm start
+    calibration_jobs = []
+    for name in cli.algorithms:
+        log = os.path.join(runs_dir, "logs", f"calibrate_{name}.log")
+        calibration_jobs.append({"key": f"calibrate_{name}", "log": log,
+                                 "command": command(name, 1, f"calibrate_{name}", [
+                                     "--total-steps", str(cli.calibration_steps), "--eval-every", "0",
+                                     "--eval-tasks", "1"])})
+    calibration = pool_run(calibration_jobs)
+    per_step = {name: tokens_per_step(calibration[f"calibrate_{name}"]) for name in cli.algorithms}
+    steps = {name: max(1, round(grpo_steps * per_step["grpo"] / per_step[name])) for name in cli.algorithms}
+    eval_every = {name: max(1, round(grpo_eval_every * steps[name] / grpo_steps)) if grpo_eval_every else 0
+                  for name in cli.algorithms}
+
+    # 2. the runs, GRPO's first
+    jobs = []
+    for name in cli.algorithms:
+        for seed in cli.seeds:
+            jobs.append({"key": f"{name}_{seed}", "log": os.path.join(runs_dir, "logs", f"{cli.env}_{name}_{seed}.log"),
+                         "command": command(name, seed, f"compare_{name}", ["--total-steps", str(steps[name]),
+                                                                            "--eval-every", str(eval_every[name])])})
+    run_dirs = pool_run(jobs)
+
+    # 3. table and figure
+    prefixes = split_prefixes(read_rows(run_dirs[f"grpo_{cli.seeds[0]}"]))
+    curves = {(name, key): [curve(run_dirs[f"{name}_{seed}"], key) for seed in cli.seeds]
+              for name in cli.algorithms for key in [f"{p}_{m}" for p in prefixes for m in METRICS]}
+    fmt = lambda v: f"{np.mean(v):.3f} +- {np.std(v):.3f}"
+    invocation = " ".join(["python bench/compare.py --env", cli.env, "--seeds", *map(str, cli.seeds)] +
+                          (["--algorithms", *cli.algorithms] if cli.algorithms != list(ALGORITHMS) else []) +
+                          [f"--{k.replace('_', '-')} {v}" for k, v in (
+                              ("total_steps", cli.total_steps), ("eval_every", cli.eval_every),
+                              ("eval_tasks", cli.eval_tasks), ("calibration_steps", cli.calibration_steps
+                                                               if cli.calibration_steps != 3 else None)) if v]
+                          + (["--", *cli.script_args] if cli.script_args else []))
+    lines = [f"# All algorithms on {cli.env}, matched returns per task (N = {cli.num_generations}) and sampled tokens",
+             "", f"`{invocation}` (each run with OMP_NUM_THREADS=1, {cli.parallel} at a time). {len(cli.seeds)} "
+             f"seed(s); mean +- std over seeds; differences against GRPO at the end +- their standard error "
+             f"(evaluation error and seed spread).", "",
+             "| algorithm | steps | sampled tokens per run | training seconds per run |", "|---|---|---|---|"]
+    for name in cli.algorithms:
+        c = curves[(name, f"eval_{METRICS[0]}")]
+        tokens, seconds = [x["tokens"][-1] for x in c], [x["seconds"][-1] for x in c]
+        lines.append(f"| {ALGORITHMS[name][0]} | {steps[name]} | {np.mean(tokens):.0f} +- {np.std(tokens):.0f} | "
+                     f"{np.mean(seconds):.0f} +- {np.std(seconds):.0f} |")
+    for prefix in prefixes:
+        lines += ["", f"## held-out split `{prefix}`", "",
+                  "| algorithm | " + " | ".join(METRICS) + f" | reaches GRPO's final {cli.reach_metric} at "
+                  "(step / tokens / seconds) |", "|---|" + "---|" * (len(METRICS) + 1)]
+        for name in cli.algorithms:
+            cells = []
+            for metric in METRICS:
+                mine, grpo = curves[(name, f"{prefix}_{metric}")], curves[("grpo", f"{prefix}_{metric}")]
+                final = np.array([c["value"][-1] for c in mine])
+                cell = f"{fmt(final)}"
+                if name != "grpo":
+                    difference = final - np.array([c["value"][-1] for c in grpo])
+                    se = difference_se([c["se"][-1] for c in grpo], [c["se"][-1] for c in mine], difference)
+                    word = {"learns": "better", "worse": "worse"}.get(verdict(difference.mean(), se), "within noise")
+                    cell += f" ({difference.mean():+.3f} +- {se:.3f}, {word})"
+                cells.append(cell)
+            mine = curves[(name, f"{prefix}_{cli.reach_metric}")]
+            target = np.mean([c["value"][-1] for c in curves[("grpo", f"{prefix}_{cli.reach_metric}")]])
+            length = min(len(c["value"]) for c in mine)
+            mean = np.mean([c["value"][:length] for c in mine], axis=0)
+            hit = next((i for i in range(length) if mean[i] >= target), None)
+            reach = "not reached" if hit is None else (
+                f"{mine[0]['steps'][hit]} / {np.mean([c['tokens'][hit] for c in mine]):.0f} / "
+                f"{np.mean([c['seconds'][hit] for c in mine]):.0f}")
+            lines.append(f"| {ALGORITHMS[name][0]} | " + " | ".join(cells) + f" | {reach} |")
+    lines += ["", "Runs: " + ", ".join(f"{k}: `{v}`" for k, v in sorted(run_dirs.items()))]
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8), sharey="row", squeeze=False)
+    for row, decoding in enumerate(("sampled", "greedy")):
+        for col, (axis, label) in enumerate((("steps", "gradient step"), ("tokens", "sampled tokens"),
+                                             ("seconds", "training wall-clock, s (no evaluations)"))):
+            ax = axes[row][col]
+            for name in cli.algorithms:
+                c = curves[(name, f"eval_success_{decoding}")]
+                length = min(len(x["value"]) for x in c)
+                x = np.mean([x[axis][:length] for x in c], axis=0)
+                values = np.array([x_["value"][:length] for x_ in c])
+                ax.plot(x, values.mean(0), marker="o", ms=3, label=ALGORITHMS[name][0])
+                ax.fill_between(x, values.mean(0) - values.std(0), values.mean(0) + values.std(0), alpha=0.15)
+            ax.set_xlabel(label)
+            ax.grid(alpha=0.3)
+            if col == 0:
+                ax.set_ylabel(f"held-out success, {decoding}")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"{cli.env}: every algorithm from the same warm start, N = {cli.num_generations} returns per task, "
+                 f"matched sampled tokens ({len(cli.seeds)} seeds, band: one std)", fontsize=10)
+    fig.tight_layout()
+    png = os.path.join(out_dir, f"compare_{cli.env}.png")
+    fig.savefig(png, dpi=110)
+    lines += ["", f"![learning curves](compare_{cli.env}.png)"]
+    with open(os.path.join(out_dir, f"compare_{cli.env}.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"\nwrote {png}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""bench/compare.py end to end on math with tiny settings: every algorithm from one warm start, steps matched to
+GRPO's sampled tokens, a table and a figure, and an interrupted comparison continues where it stopped."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.slow
+def test_compare_matches_tokens_writes_the_table_and_resumes(tmp_path, cache_dir):
+    out = tmp_path / "out"
+    command = [sys.executable, "bench/compare.py", "--env", "math", "--seeds", "1", "--total-steps", "2",
+               "--eval-every", "1", "--eval-tasks", "2", "--calibration-steps", "1", "--runs-dir",
+               str(tmp_path / "runs"), "--out-dir", str(out), "--", "--cache-dir", cache_dir, "--sft-steps", "20",
+               "--sft-episodes", "40", "--tasks-per-step", "2", "--minibatch-size", "16"]
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=1800)
+    table = (out / "compare_math.md").read_text()
+    labels = {"grpo": "GRPO", "rloo": "RLOO", "bpo": "BPO (M=2, K=4)", "treepo": "TreePO",
+              "branchopd": "BranchOPD (distillation: teacher signal, no reward)"}
+    steps = {name: int(re.search(rf"^\| {re.escape(label)} \| (\d+) \|", table, re.M).group(1))
+             for name, label in labels.items()}
+    assert steps["grpo"] == 2 and all(s >= 1 for s in steps.values())
+    assert (out / "compare_math.png").stat().st_size > 10_000
+
+    state = json.loads((out / "compare_math_runs.json").read_text())
+    assert sorted(state) == sorted([f"calibrate_{n}" for n in labels] + [f"{n}_1" for n in labels])
+    assert all(entry["done"] for entry in state.values())
+
+    def tokens_per_step(run_dir):  # from the calibration run's metrics.csv
+        import csv
+        with open(os.path.join(ROOT, run_dir, "metrics.csv")) as f:
+            rows = [r for r in csv.DictReader(f) if r.get("decision_tokens")]
+        return sum(float(r["decision_tokens"]) for r in rows) / len(rows)
+
+    per_step = {n: tokens_per_step(state[f"calibrate_{n}"]["run_dir"]) for n in labels}
+    for name in labels:  # each runs GRPO's step count times GRPO's tokens per step over its own
+        assert steps[name] == max(1, round(2 * per_step["grpo"] / per_step[name])), (name, per_step)
+
+    # an interrupted run is continued from its checkpoint; finished ones are not run again
+    state["bpo_1"]["done"] = False
+    (out / "compare_math_runs.json").write_text(json.dumps(state))
+    logs = tmp_path / "runs" / "logs"
+    sizes = {p.name: p.stat().st_size for p in logs.iterdir()}
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=1800)
+    assert "resumed" in (logs / "math_bpo_1.log").read_text()
+    assert {p.name: p.stat().st_size for p in logs.iterdir() if p.name != "math_bpo_1.log"} == {
+        k: v for k, v in sizes.items() if k != "math_bpo_1.log"}
