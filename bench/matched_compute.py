@@ -108,7 +108,8 @@ def main() -> None:
 
     command = " ".join(["python bench/matched_compute.py", "--env", cli.env, "--seeds", *map(str, cli.seeds)]
                        + [f"{flag} {value}" for flag, value in (("--total-steps", cli.total_steps),
-                                                                ("--eval-every", cli.eval_every)) if value])
+                                                                ("--eval-every", cli.eval_every)) if value]
+                       + ([f"--eval-tasks {cli.eval_tasks}"] if cli.eval_tasks != 200 else []))
     lines = [f"# BPO vs GRPO at matched N = {cli.num_generations} on {cli.env}", "", f"`{command}` (runs with "
              f"OMP_NUM_THREADS=1, {cli.parallel} at a time); mean +- std over {len(cli.seeds)} seeds; BPO - GRPO at "
              f"the end +- its standard error (evaluation error and seed spread).", "",
