@@ -938,10 +938,10 @@ def tree_records(step: int, episodes: list[Episode], decisions: list[Decision], 
                                                                      skip_special_tokens=True)
                     nodes.append({"id": len(nodes), "parent": parent, "depth": depth, "kind": kinds[i], "text": text,
                                   "tokens": end - first, "returns": [], "advantages": [], **marks.get(key, {})})
-                node = nodes[index[key]]
+                node, advantages = nodes[index[key]], decisions[d].advantages[first:end]
                 node["returns"].append(float(episodes[i].reward))
-                if decisions[d].advantages[first:end]:
-                    node["advantages"].append(float(np.mean(decisions[d].advantages[first:end])))
+                if advantages:
+                    node["advantages"].append(float(np.mean(advantages)))
                 parent = node["id"]
             nodes[parent].setdefault("leaves", []).append({"return": float(episodes[i].reward),
                                                            "won": bool(episodes[i].won)})

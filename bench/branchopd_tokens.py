@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from summarize_runs import read_rows
+from summarize_runs import eval_curve, read_rows
 
 MODES = ("branch", "vanilla", "multi_rollout")
 LABELS = {"branch": "BranchOPD", "vanilla": "vanilla OPD (1 trajectory)", "multi_rollout": "multi-rollout OPD"}
@@ -27,15 +27,9 @@ LABELS = {"branch": "BranchOPD", "vanilla": "vanilla OPD (1 trajectory)", "multi
 def curve(run_dir: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(steps, cumulative student tokens, greedy success, held-out KL) at every evaluated step."""
     rows = read_rows(run_dir)
-    tokens, total = {}, 0.0
-    for r in sorted((r for r in rows if r.get("decision_tokens")), key=lambda r: int(r["step"])):
-        total += float(r["decision_tokens"])
-        tokens[int(r["step"])] = total
-    evals = [r for r in rows if r.get("eval_success_greedy")]
-    steps = np.array([int(r["step"]) for r in evals])
-    return (steps, np.array([tokens.get(s, 0.0) for s in steps]),
-            np.array([float(r["eval_success_greedy"]) for r in evals]),
-            np.array([float(r["eval_kl_sampled"]) if r.get("eval_kl_sampled") else np.nan for r in evals]))
+    success, kl = eval_curve(rows, "eval_success_greedy"), eval_curve(rows, "eval_kl_sampled")
+    assert list(kl["steps"]) == list(success["steps"]), run_dir  # both are logged at every evaluation
+    return success["steps"], success["tokens"], success["value"], kl["value"]
 
 
 def main() -> None:

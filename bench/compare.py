@@ -26,7 +26,6 @@ not run again, and an interrupted one continues from its checkpoint (`--resume`)
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import re
@@ -36,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from summarize_runs import difference_se, split_prefixes, verdict
+from summarize_runs import difference_se, eval_curve, read_rows, split_prefixes, verdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # algorithm -> (label, script, flags); `{n}` is the matched number of returns per task
@@ -67,9 +66,8 @@ def run(job: dict, state: dict, state_path: str) -> str:
     if entry.get("run_dir") and os.path.exists(os.path.join(ROOT, entry["run_dir"], "config.json")):
         command = [sys.executable, job["command"][0], "--resume", entry["run_dir"]]  # interrupted: continue
     with open(log_path, "a") as log:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                   env={**os.environ, "OMP_NUM_THREADS": "1"})
-        process.wait()
+        process = subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                 env={**os.environ, "OMP_NUM_THREADS": "1"})
     text = open(log_path, errors="replace").read()
     found = re.findall(r"run dir (\S+)", text)
     if found and not entry.get("run_dir"):
@@ -89,29 +87,9 @@ def save_state(state: dict, path: str) -> None:
     os.replace(path + ".tmp", path)
 
 
-def read_rows(run_dir: str) -> list[dict]:
-    with open(os.path.join(ROOT, run_dir, "metrics.csv")) as f:
-        return list(csv.DictReader(f))
-
-
 def tokens_per_step(run_dir: str) -> float:
-    rows = [r for r in read_rows(run_dir) if r.get("decision_tokens")]
+    rows = [r for r in read_rows(os.path.join(ROOT, run_dir)) if r.get("decision_tokens")]
     return float(np.mean([float(r["decision_tokens"]) for r in rows]))
-
-
-def curve(run_dir: str, key: str) -> dict[str, np.ndarray]:
-    """At every evaluated step: the step, cumulative sampled tokens and training seconds, the value and its SE."""
-    rows = read_rows(run_dir)
-    tokens, seconds, total_tokens, total_seconds = {0: 0.0}, {0: 0.0}, 0.0, 0.0
-    for r in sorted((r for r in rows if r.get("decision_tokens")), key=lambda r: int(r["step"])):
-        total_tokens += float(r["decision_tokens"])
-        total_seconds += float(r["step_seconds"])
-        tokens[int(r["step"])], seconds[int(r["step"])] = total_tokens, total_seconds
-    evals = [r for r in rows if r.get(key)]
-    steps = [int(r["step"]) for r in evals]
-    return {"steps": np.array(steps), "tokens": np.array([tokens[s] for s in steps]),
-            "seconds": np.array([seconds[s] for s in steps]), "value": np.array([float(r[key]) for r in evals]),
-            "se": np.array([float(r[key + "_se"]) for r in evals])}
 
 
 def main() -> None:
@@ -184,8 +162,9 @@ def main() -> None:
     run_dirs = pool_run(jobs)
 
     # 3. table and figure
-    prefixes = split_prefixes(read_rows(run_dirs[f"grpo_{cli.seeds[0]}"]))
-    curves = {(name, key): [curve(run_dirs[f"{name}_{seed}"], key) for seed in cli.seeds]
+    prefixes = split_prefixes(read_rows(os.path.join(ROOT, run_dirs[f"grpo_{cli.seeds[0]}"])))
+    curves = {(name, key): [eval_curve(read_rows(os.path.join(ROOT, run_dirs[f"{name}_{seed}"])), key)
+                             for seed in cli.seeds]
               for name in cli.algorithms for key in [f"{p}_{m}" for p in prefixes for m in METRICS]}
     fmt = lambda v: f"{np.mean(v):.3f} +- {np.std(v):.3f}"
     invocation = " ".join(["python bench/compare.py --env", cli.env, "--seeds", *map(str, cli.seeds)] +

@@ -28,6 +28,22 @@ def read_rows(run_dir: str) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def eval_curve(rows: list[dict], key: str) -> dict[str, np.ndarray]:
+    """Column `key` at every evaluated step, with its SE (NaN where the column has none), and the cumulative
+    sampled tokens (`decision_tokens`) and training seconds (`step_seconds`) of the steps before it."""
+    tokens, seconds, total_tokens, total_seconds = {0: 0.0}, {0: 0.0}, 0.0, 0.0
+    for r in sorted((r for r in rows if r.get("decision_tokens")), key=lambda r: int(r["step"])):
+        total_tokens += float(r["decision_tokens"])
+        total_seconds += float(r["step_seconds"])
+        tokens[int(r["step"])], seconds[int(r["step"])] = total_tokens, total_seconds
+    evals = [r for r in rows if r.get(key)]
+    steps = [int(r["step"]) for r in evals]
+    return {"steps": np.array(steps), "tokens": np.array([tokens.get(s, np.nan) for s in steps]),
+            "seconds": np.array([seconds.get(s, np.nan) for s in steps]),
+            "value": np.array([float(r[key]) for r in evals]),
+            "se": np.array([float(r[key + "_se"]) if r.get(key + "_se") else np.nan for r in evals])}
+
+
 def split_prefixes(rows: list[dict]) -> list[str]:
     """`eval` (the primary split) first, then e.g. `eval_ood`: every prefix with a `_success_greedy` column."""
     keys = dict.fromkeys(k[: -len("_success_greedy")] for r in rows for k in r
