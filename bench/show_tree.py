@@ -2,7 +2,8 @@
 
 Nodes are coloured by advantage (green above 0, red below, grey where the algorithm gave none); a branch
 point (a node with several children) has a thick black edge; a node the algorithm scored carries its score
-(H: entropy, D: teacher disagreement, s: fork score); each leaf shows its return (and * if it won).
+(H: entropy, D: teacher disagreement, s: fork score), also printed as text; each leaf shows its return (and *
+if it won).
 `--html` also writes a self-contained page with the same tree, collapsible, with every field on hover.
 
     python bench/show_tree.py runs/webshop__bpo__1__1796131815 --step 1 --task 17 --html
@@ -240,7 +241,18 @@ def main(argv: list[str] | None = None) -> list[str]:
         write_html(record, title, written[-1])
     for path in written:
         print(path)
+    print_scores(record)
     return written
+
+
+def print_scores(record: dict) -> None:
+    """The scored nodes as text, in depth-first order: depth, kind, children, scores and the node's text."""
+    children = children_of(record["nodes"])
+    for n in record["nodes"][1:]:
+        label = score_label(n)
+        if label:
+            print(f"depth {n['depth']:2d} {n['kind']:8} children {len(children[n['id']])}  {label:28} "
+                  f"{short(n['text'], 40)}")
 
 
 if __name__ == "__main__":
