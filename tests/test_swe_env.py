@@ -67,6 +67,11 @@ def test_expert_fixes_and_demonstrator_makes_its_mistakes(env):
     demo = [play(env, t, lambda e: e.demo_action(rng, 1.0)) for t in ids]  # always the mistakes: still repaired
     assert all(reward == 1.0 for reward, _ in demo)
     assert sum(info["steps"] for _, info in demo) > sum(info["steps"] for _, info in expert)  # but in more steps
+    for t in ids:  # the expert's first command reads what the prompt's task text points at, nothing it hides
+        obs, info = env.reset(options={"task_id": t})
+        command = env.expert_action().split()
+        assert command[0] == "cat" and " ".join(command[1:]) in info["task"] and " ".join(command[1:]) in \
+            obs.replace(" lines ", " ")
 
 
 def test_actions_and_their_errors_change_nothing(env):

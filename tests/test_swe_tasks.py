@@ -13,8 +13,8 @@ import pytest
 
 from envs.swe import bugs as bug_module
 from envs.swe.bugs import KINDS, Bug, find_bugs, order_bugs, pick_bugs, replace_line, split_lines
-from envs.swe.tasks import (BUNDLED_DIR, FIELDS, SPLITS, UNSEEN_PACKAGES, build_tasks, list_packages,
-                            load_tasks, materialize, package_files, run_tests, share, verify_task)
+from envs.swe.tasks import (BUNDLED_DIR, FIELDS, SPLITS, UNSEEN_PACKAGES, bug_region, build_tasks,
+                            list_packages, load_tasks, materialize, package_files, run_tests, share, verify_task)
 
 PACKAGES = list_packages()
 REPO = Path(__file__).resolve().parents[1]
@@ -264,6 +264,23 @@ def test_split_sizes(tasks):
     assert not train_packages & set(UNSEEN_PACKAGES)
     evals = load_tasks(split="eval")
     assert len(evals) == counts["eval"] and all(task["split"] == "eval" for task in evals)
+
+
+def test_the_region_a_statement_points_at_holds_the_bug(tasks):
+    """The task statement's region (`bug_region`) contains the bug line, is at most 20 lines, and is a whole
+    function (or module-level statement) unless that is longer; the bug line alone is never the region."""
+    whole = 0
+    for task in tasks:
+        name, first, last = bug_region(task)
+        assert first <= task["line"] <= last and last - first + 1 <= 20, task["id"]
+        tree = ast.parse(package_files(task)[task["file"]])
+        spans = {(n.name, n.lineno, n.end_lineno) for n in ast.walk(tree)
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        whole += (name, first, last) in spans
+    assert whole >= 0.9 * len(tasks)  # most bugs are inside a function of at most 20 lines
+    for task in tasks[:50]:  # a window cut around the bug still holds it
+        _, first, last = bug_region(task, max_lines=3)
+        assert first <= task["line"] <= last and last - first + 1 <= 3, task["id"]
 
 
 def test_stored_tasks_hold_for_three_random_tasks(tasks):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from envs.base import TextEnv
 from envs.swe.sandbox import DockerSandbox, LocalSandbox, SandboxError, safe_path
-from envs.swe.tasks import SPLITS, load_tasks, package_files
+from envs.swe.tasks import SPLITS, bug_region, load_tasks, package_files
 
 MAX_OUTPUT_LINES, MAX_OUTPUT_CHARS = 25, 1500
 TEST_TIMEOUT = 20.0
@@ -57,6 +57,7 @@ def normalize(output: str) -> str:
 class SWEState:
     task: dict
     files: dict[str, str]  # what the agent has edited so far: path -> text (the expert reads it)
+    region: tuple[str, int, int]  # (name, first line, last line) the task statement points at (`bug_region`)
     read: set = field(default_factory=set)  # files the agent has looked at
     steps: int = 0
     done: bool = False
@@ -97,15 +98,17 @@ class SWEEnv(TextEnv):
             self.sandbox = DockerSandbox(self.client, self.image, files, network=self.network)
         else:
             self.sandbox = LocalSandbox(files, network=self.network)
-        self.state = SWEState(task=task, files={task["file"]: files[task["file"]]})
-        obs = (f"Fix the bug in package {task['package']} so that its tests pass. Files: "
-               f"{' '.join(sorted(p for p in files if p.endswith('.py')))}. Commands: ls, cat FILE A-B, grep WORD, "
-               f"edit FILE LINE TEXT, run_tests, submit.")
+        self.state = SWEState(task=task, files={task["file"]: files[task["file"]]}, region=bug_region(task))
+        name, first, last = self.state.region
+        obs = (f"Fix the bug in package {task['package']} so that its tests pass. The failure points at {name} in "
+               f"{task['file']} lines {first}-{last}. Files: {' '.join(sorted(p for p in files if p.endswith('.py')))}."
+               f" Commands: ls, cat FILE A-B, grep WORD, edit FILE LINE TEXT, run_tests, submit.")
         return obs, self._info(False)
 
     def _info(self, invalid: bool) -> dict:
         s = self.state
-        return {"won": s.reward >= 1.0, "invalid": invalid, "task": f"fix {s.task['package']}",
+        name, first, last = s.region
+        return {"won": s.reward >= 1.0, "invalid": invalid, "task": f"fix {name} in {s.task['file']} {first}-{last}",
                 "task_id": s.task["id"], "steps": s.steps, "error": s.error}
 
     def _step(self, action: str):
@@ -202,13 +205,14 @@ class SWEEnv(TextEnv):
     # Expert and demonstrator
     # ---------------------------------------------------------------------------------------------------
     def expert_action(self) -> str:
-        """Read the buggy region, put back the original line (and undo any other change), submit."""
+        """Read the region the task statement points at, put back the original line (and undo any other change),
+        submit."""
         s, task = self.state, self.state.task
         wrong = first_changed_line(s.files[task["file"]], self._fixed_source())
         if wrong is None:
             return "submit"
         if task["file"] not in s.read:
-            return f"cat {task['file']} {max(1, wrong - 2)}-{wrong + 2}"
+            return f"cat {task['file']} {s.region[1]}-{s.region[2]}"
         return f"edit {task['file']} {wrong} {self._fixed_source().split(chr(10))[wrong - 1]}"
 
     def demo_action(self, rng, mistake_prob: float) -> str:
@@ -241,7 +245,9 @@ class SWEEnv(TextEnv):
     def vocabulary(self) -> list[str]:
         words = set(COMMANDS) | {"tests", "passed", "failed", "error", "submitted", "line", "is", "now", "no", "match",
                                  "file", "usage", "FILE", "LINE", "TEXT", "WORD", "Fix", "the", "bug", "in", "package",
-                                 "so", "that", "its", "pass", "Files", "Commands", "all", "hidden", "some", "fail"}
+                                 "so", "that", "its", "pass", "Files", "Commands", "all", "hidden", "some", "fail",
+                                 "fix", "The", "failure", "points", "at", "lines"}
+        words |= {str(number) for number in range(1, 201)}  # line numbers: one token each
         for task in {t["package"]: t for t in load_tasks(self.data_dir)}.values():
             for path, text in package_files(task, buggy=False).items():
                 words.update(path.split("/"))

@@ -33,6 +33,7 @@ package's tasks, ordered by a hash of the task id, the first 20% are `test_unsee
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import os
@@ -253,6 +254,28 @@ def package_files(task: dict, buggy: bool = True) -> dict[str, str]:
     if buggy:
         files[task["file"]] = task_bug(task).apply(files[task["file"]])
     return files
+
+
+def bug_region(task: dict, max_lines: int = 20) -> tuple[str, int, int]:
+    """(name, first line, last line) of where the task's bug is, as an issue's traceback would point: the
+    innermost function around the bug line (else the module-level statement, named by its first target),
+    cut to at most `max_lines` lines around the bug. The task statement quotes it, so the first command
+    does not need knowledge the policy never sees; which line is wrong, and its fix, stay the agent's job."""
+    tree, line = ast.parse(package_files(task)[task["file"]]), task["line"]
+    region = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno:
+            if region is None or node.lineno > region[1]:
+                region = (node.name, node.lineno, node.end_lineno)
+    if region is None:
+        statement = next(n for n in tree.body if n.lineno <= line <= n.end_lineno)
+        targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+        region = (getattr(targets[0], "id", "module"), statement.lineno, statement.end_lineno)
+    name, first, last = region
+    if last - first + 1 > max_lines:  # a long function: the window around the bug
+        first = max(first, line - max_lines // 2)
+        last = min(last, first + max_lines - 1)
+    return name, first, last
 
 
 def materialize(task: dict, dest, buggy: bool = True) -> Path:
