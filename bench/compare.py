@@ -188,13 +188,19 @@ def main() -> None:
         lines += ["", f"## held-out split `{prefix}`", "",
                   "| algorithm | " + " | ".join(METRICS) + f" | reaches GRPO's final {cli.reach_metric} at "
                   "(step / tokens / seconds) |", "|---|" + "---|" * (len(METRICS) + 1)]
+        start = [fmt(np.array([c["value"][0] for c in curves[("grpo", f"{prefix}_{metric}")]])) for metric in METRICS]
+        lines.append("| SFT start (step 0, GRPO's runs) | " + " | ".join(start) + " | |")
         for name in cli.algorithms:
             cells = []
             for metric in METRICS:
                 mine, grpo = curves[(name, f"{prefix}_{metric}")], curves[("grpo", f"{prefix}_{metric}")]
                 final = np.array([c["value"][-1] for c in mine])
                 cell = f"{fmt(final)}"
-                if name != "grpo":
+                if name == "grpo":  # against the start: GRPO's gain, with its standard error
+                    gain = final - np.array([c["value"][0] for c in mine])
+                    se = difference_se([c["se"][0] for c in mine], [c["se"][-1] for c in mine], gain)
+                    cell += f" ({gain.mean():+.3f} +- {se:.3f} over the start, {verdict(gain.mean(), se)})"
+                else:
                     difference = final - np.array([c["value"][-1] for c in grpo])
                     se = difference_se([c["se"][-1] for c in grpo], [c["se"][-1] for c in mine], difference)
                     word = {"learns": "better", "worse": "worse"}.get(verdict(difference.mean(), se), "within noise")

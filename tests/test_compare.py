@@ -27,6 +27,8 @@ def test_compare_matches_tokens_writes_the_table_and_resumes(tmp_path, cache_dir
              for name, label in labels.items()}
     assert steps["grpo"] == 2 and all(s >= 1 for s in steps.values())
     assert (out / "compare_math.png").stat().st_size > 10_000
+    assert re.search(r"^\| SFT start \(step 0, GRPO's runs\) \| \d\.\d{3}", table, re.M)  # the start, then the gain
+    assert re.search(r"^\| GRPO \| \d\.\d{3} \+- \d\.\d{3} \([+-]\d\.\d{3} \+- \d\.\d{3} over the start", table, re.M)
 
     state = json.loads((out / "compare_math_runs.json").read_text())
     assert sorted(state) == sorted([f"calibrate_{n}" for n in labels] + [f"{n}_1" for n in labels])
