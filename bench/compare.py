@@ -65,10 +65,12 @@ def run(job: dict, state: dict, state_path: str) -> str:
     command = [sys.executable, *job["command"]]
     if entry.get("run_dir") and os.path.exists(os.path.join(ROOT, entry["run_dir"], "config.json")):
         command = [sys.executable, job["command"][0], "--resume", entry["run_dir"]]  # interrupted: continue
+    offset = os.path.getsize(log_path) if os.path.exists(log_path) else 0
     with open(log_path, "a") as log:
         process = subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                                  env={**os.environ, "OMP_NUM_THREADS": "1"})
-    text = open(log_path, errors="replace").read()
+    with open(log_path, "rb") as log:  # only this invocation's output: a log never speaks for another run
+        text = log.read()[offset:].decode(errors="replace")
     found = re.findall(r"run dir (\S+)", text)
     if found and not entry.get("run_dir"):
         entry["run_dir"] = found[0].rstrip(",")
@@ -141,7 +143,7 @@ def main() -> None:
     # 1. calibration: sampled tokens per step of each algorithm, from the warm start
     calibration_jobs = []
     for name in cli.algorithms:
-        log = os.path.join(runs_dir, "logs", f"calibrate_{name}.log")
+        log = os.path.join(runs_dir, "logs", f"{cli.env}_calibrate_{name}.log")
         calibration_jobs.append({"key": f"calibrate_{name}", "log": log,
                                  "command": command(name, 1, f"calibrate_{name}", [
                                      "--total-steps", str(cli.calibration_steps), "--eval-every", "0",

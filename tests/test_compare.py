@@ -53,3 +53,23 @@ def test_compare_matches_tokens_writes_the_table_and_resumes(tmp_path, cache_dir
     assert "resumed" in (logs / "math_bpo_1.log").read_text()
     assert {p.name: p.stat().st_size for p in logs.iterdir() if p.name != "math_bpo_1.log"} == {
         k: v for k, v in sizes.items() if k != "math_bpo_1.log"}
+
+
+def test_a_job_reads_only_its_own_output_from_a_shared_log(tmp_path):
+    """Regression: a log that already holds another run's `run dir` and `done:` lines (two envs' calibration
+    runs once shared one log name) must not lend them to this job."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import compare
+    log = tmp_path / "calibrate_grpo.log"
+    log.write_text("run dir runs/compare/math__calibrate_grpo__1__1\ndone: runs/compare/math__calibrate_grpo__1__1\n")
+    state, state_path = {}, str(tmp_path / "state.json")
+    failing = {"key": "calibrate_grpo", "log": str(log),
+               "command": ["-c", "print('run dir runs/compare/webshop__calibrate_grpo__1__2'); raise SystemExit(1)"]}
+    with pytest.raises(SystemExit, match="calibrate_grpo failed"):
+        compare.run(failing, state, state_path)
+    assert state["calibrate_grpo"] == {"run_dir": "runs/compare/webshop__calibrate_grpo__1__2"}
+    finishing = {**failing, "command": ["-c", "print('run dir runs/compare/webshop__calibrate_grpo__1__3'); "
+                                                "print('done: runs/compare/webshop__calibrate_grpo__1__3')"]}
+    state["calibrate_grpo"] = {}
+    assert compare.run(finishing, state, state_path) == "runs/compare/webshop__calibrate_grpo__1__3"
+    assert json.load(open(state_path))["calibrate_grpo"]["done"]
