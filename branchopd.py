@@ -55,6 +55,7 @@ from tqdm import tqdm
 from transformers import DynamicCache
 
 from envs import ReplaySnapshot, make_env
+from envs.workers import check_env_workers, step_all
 from policy import encode_prompt, format_prompt, load_policy, load_teacher
 
 
@@ -106,6 +107,9 @@ class Args:
     """list the admissible actions in the prompt (default: the warm start's; as --history-window)"""
     max_turns: int = 50
     """safety cap on turns per episode (envs have their own step limits)"""
+    env_workers: int = 1
+    """threads that step the episodes' envs side by side (swe: each step waits on a Docker exec); the
+    CPU-bound envs (webshop, math, alfworld) step serially and refuse more than 1 (envs/workers.py)"""
     learning_rate: float | None = None
     """AdamW learning rate (default per env)"""
     warmup_steps: int = 5
@@ -205,6 +209,7 @@ def apply_env_defaults(args: Args) -> Args:
         args.eval_temperature = args.temperature
     if not args.eval_splits:
         raise SystemExit("--eval-splits needs at least one split")
+    check_env_workers(args.env, args.env_workers)
     flag = lambda name: "--" + name.replace("_", "-")
     for name in POSITIVE_FLAGS:
         if getattr(args, name) is not None and not getattr(args, name) > 0:
@@ -411,7 +416,7 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
                 snapshot = ReplaySnapshot(envs[i]) if args.replay_snapshots else envs[i].snapshot()
                 episodes[i].states.append((snapshot, observations[i], infos[i], list(histories[i])))
         samples = sampler.generate(prompts, temperature)
-        still_active = []
+        actions = []
         for i, prompt_ids, (action_ids, logprobs) in zip(active, prompts, samples):
             action = tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True)
             events = protocol_events(args.env, tokenizer, prefixes[i], action_ids,
@@ -421,7 +426,10 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
             episodes[i].actions.append(action)
             decisions.append(Decision(prompt_ids, action_ids, logprobs, events=events))
             histories[i].append((observations[i], action))
-            obs, reward, terminated, truncated, info = envs[i].step(action)
+            actions.append(action)
+        still_active = []
+        results = step_all([envs[i] for i in active], actions, args.env_workers)  # I/O-bound envs: threads
+        for i, (obs, reward, terminated, truncated, info) in zip(active, results):
             episodes[i].reward += reward
             episodes[i].won = episodes[i].won or bool(info.get("won", False))
             episodes[i].invalid_actions += int(info.get("invalid", False))
