@@ -186,8 +186,11 @@ def main() -> None:
         tokens, seconds = [x["tokens"][-1] for x in c], [x["seconds"][-1] for x in c]
         lines.append(f"| {ALGORITHMS[name][0]} | {steps[name]} | {np.mean(tokens):.0f} +- {np.std(tokens):.0f} | "
                      f"{np.mean(seconds):.0f} +- {np.std(seconds):.0f} |")
+    with open(os.path.join(ROOT, run_dirs[f"grpo_{cli.seeds[0]}"], "config.json")) as f:
+        primary = json.load(f)["eval_splits"][0]  # logged as eval_*; any other split as eval_SPLIT_*
     for prefix in prefixes:
-        lines += ["", f"## held-out split `{prefix}`", "",
+        split = primary if prefix == "eval" else prefix[len("eval_"):]
+        lines += ["", f"## held-out split `{split}` (columns `{prefix}_*`)", "",
                   "| algorithm | " + " | ".join(METRICS) + f" | reaches GRPO's final {cli.reach_metric} at "
                   "(step / tokens / seconds) |", "|---|" + "---|" * (len(METRICS) + 1)]
         start = [fmt(np.array([c["value"][0] for c in curves[("grpo", f"{prefix}_{metric}")]])) for metric in METRICS]
@@ -198,15 +201,16 @@ def main() -> None:
                 mine, grpo = curves[(name, f"{prefix}_{metric}")], curves[("grpo", f"{prefix}_{metric}")]
                 final = np.array([c["value"][-1] for c in mine])
                 cell = f"{fmt(final)}"
-                if name == "grpo":  # against the start: GRPO's gain, with its standard error
-                    gain = final - np.array([c["value"][0] for c in mine])
-                    se = difference_se([c["se"][0] for c in mine], [c["se"][-1] for c in mine], gain)
-                    cell += f" ({gain.mean():+.3f} +- {se:.3f} over the start, {verdict(gain.mean(), se)})"
+                gain = final - np.array([c["value"][0] for c in mine])  # against the start, with its SE
+                se = difference_se([c["se"][0] for c in mine], [c["se"][-1] for c in mine], gain)
+                cell += f" ({gain.mean():+.3f} +- {se:.3f} over the start, {verdict(gain.mean(), se)}"
+                if name == "grpo":
+                    cell += ")"
                 else:
                     difference = final - np.array([c["value"][-1] for c in grpo])
                     se = difference_se([c["se"][-1] for c in grpo], [c["se"][-1] for c in mine], difference)
                     word = {"learns": "better", "worse": "worse"}.get(verdict(difference.mean(), se), "within noise")
-                    cell += f" ({difference.mean():+.3f} +- {se:.3f}, {word})"
+                    cell += f"; {difference.mean():+.3f} +- {se:.3f} against GRPO, {word})"
                 cells.append(cell)
             mine = curves[(name, f"{prefix}_{cli.reach_metric}")]
             target = np.mean([c["value"][-1] for c in curves[("grpo", f"{prefix}_{cli.reach_metric}")]])
