@@ -17,7 +17,7 @@ mean curve first reaches GRPO's final value of `--reach-metric`, or "not reached
 per decoding: success against steps, against sampled tokens and against training wall-clock (rollouts and
 updates, evaluations excluded), one curve per algorithm with a band of one std over seeds.
 
-Resumable: each run's log and run directory are recorded in OUT_DIR/compare_ENV_runs.json; a finished run is
+Resumable: each run's log and run directory are recorded in RUNS_DIR/compare_ENV_runs.json; a finished run is
 not run again, and an interrupted one continues from its checkpoint (`--resume`).
 
     python bench/compare.py --env webshop --seeds 1 2 3
@@ -60,8 +60,10 @@ def run(job: dict, state: dict, state_path: str) -> str:
     """Run one job to its end (or continue it); returns its run directory."""
     key, log_path = job["key"], job["log"]
     entry = state.setdefault(key, {})
-    if entry.get("done"):
+    if entry.get("done") and os.path.exists(os.path.join(ROOT, entry["run_dir"], "metrics.csv")):
         return entry["run_dir"]
+    if entry.get("done"):  # its run directory is gone (another machine, a cleaned runs/): run it again
+        entry.clear()
     command = [sys.executable, *job["command"]]
     if entry.get("run_dir") and os.path.exists(os.path.join(ROOT, entry["run_dir"], "config.json")):
         command = [sys.executable, job["command"][0], "--resume", entry["run_dir"]]  # interrupted: continue
@@ -118,7 +120,7 @@ def main() -> None:
     out_dir, runs_dir = os.path.join(ROOT, cli.out_dir), os.path.join(ROOT, cli.runs_dir)
     os.makedirs(out_dir, exist_ok=True)
     os.makedirs(os.path.join(runs_dir, "logs"), exist_ok=True)
-    state_path = os.path.join(out_dir, f"compare_{cli.env}_runs.json")
+    state_path = os.path.join(runs_dir, f"compare_{cli.env}_runs.json")  # beside the runs it names
     state = json.load(open(state_path)) if os.path.exists(state_path) else {}
     defaults = script_defaults("grpo_baseline.py", cli.env)
     grpo_steps = cli.total_steps or defaults["total_steps"]

@@ -30,7 +30,7 @@ def test_compare_matches_tokens_writes_the_table_and_resumes(tmp_path, cache_dir
     assert re.search(r"^\| SFT start \(step 0, GRPO's runs\) \| \d\.\d{3}", table, re.M)  # the start, then the gain
     assert re.search(r"^\| GRPO \| \d\.\d{3} \+- \d\.\d{3} \([+-]\d\.\d{3} \+- \d\.\d{3} over the start", table, re.M)
 
-    state = json.loads((out / "compare_math_runs.json").read_text())
+    state = json.loads((tmp_path / "runs" / "compare_math_runs.json").read_text())
     assert sorted(state) == sorted([f"calibrate_{n}" for n in labels] + [f"{n}_1" for n in labels])
     assert all(entry["done"] for entry in state.values())
 
@@ -46,7 +46,7 @@ def test_compare_matches_tokens_writes_the_table_and_resumes(tmp_path, cache_dir
 
     # an interrupted run is continued from its checkpoint; finished ones are not run again
     state["bpo_1"]["done"] = False
-    (out / "compare_math_runs.json").write_text(json.dumps(state))
+    (tmp_path / "runs" / "compare_math_runs.json").write_text(json.dumps(state))
     logs = tmp_path / "runs" / "logs"
     sizes = {p.name: p.stat().st_size for p in logs.iterdir()}
     subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=1800)
