@@ -1,7 +1,6 @@
 """Env workers (`--env-workers`): the steps of a batch of sandboxes in threads give exactly the serial
 results, in order; envs that would not gain (or are not thread-safe) refuse workers by name."""
 
-import os
 import random
 
 import pytest
@@ -9,21 +8,7 @@ import pytest
 import bpo
 import grpo_baseline
 from envs import make_env
-from envs.swe import sandbox as sandbox_module
-from envs.swe.engine import docker_client
 from envs.workers import check_env_workers, step_all
-
-HAVE_DOCKER = docker_client() is not None
-needs_docker = pytest.mark.skipif(not HAVE_DOCKER and os.environ.get("TREE_RL_REQUIRE_DOCKER") != "1",
-                                  reason="no Docker engine answers (envs/swe/docker_engine.sh)")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def reap_containers():
-    yield
-    client = docker_client()
-    if client is not None:
-        sandbox_module.reap(client)
 
 
 def play_batch(envs, task_ids, workers, rng):
@@ -45,8 +30,7 @@ def play_batch(envs, task_ids, workers, rng):
     return traces
 
 
-@needs_docker
-def test_threaded_steps_equal_serial_steps_on_docker_sandboxes():
+def test_threaded_steps_equal_serial_steps_on_docker_sandboxes(docker_engine):
     envs = [make_env("swe", split="train", backend="docker") for _ in range(6)]
     try:
         task_ids = [0, 3, 7, 11, 19, 23]

@@ -9,22 +9,10 @@ import pytest
 
 import bpo
 import grpo_baseline
-from envs.swe import sandbox as sandbox_module
-from envs.swe.engine import docker_client
 from tree_checks import check_trees
 
-needs_docker = pytest.mark.skipif(docker_client() is None and os.environ.get("TREE_RL_REQUIRE_DOCKER") != "1",
-                                  reason="no Docker engine answers (envs/swe/docker_engine.sh)")
 SMALL = dict(sft_steps=20, sft_episodes=8, tasks_per_step=2, eval_tasks=1, eval_every=1, minibatch_size=16,
              max_turns=4, env_workers=4)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def reap_containers():
-    yield
-    client = docker_client()
-    if client is not None:
-        sandbox_module.reap(client)
 
 
 def read_rows(run_dir):
@@ -33,9 +21,8 @@ def read_rows(run_dir):
 
 
 @pytest.mark.slow
-@needs_docker
 @pytest.mark.parametrize("script", ["grpo_baseline", "bpo"])
-def test_swe_runs_end_to_end_with_env_workers(script, tmp_path, cache_dir):
+def test_swe_runs_end_to_end_with_env_workers(script, tmp_path, cache_dir, docker_engine):
     module = {"grpo_baseline": grpo_baseline, "bpo": bpo}[script]
     extra = dict(num_generations=4) if script == "grpo_baseline" else dict(num_branch_points=1, branch_factor=3)
     run_dir = module.main(module.Args(env="swe", total_steps=1, cache_dir=cache_dir, runs_dir=str(tmp_path),

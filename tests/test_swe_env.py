@@ -32,13 +32,7 @@ def backend_param(name):
 BACKENDS = [backend_param("local"), backend_param("docker")]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def reap_containers():
-    """Every container and snapshot image the tests made is removed at the end (found by label)."""
-    yield
-    client = docker_client()
-    if client is not None:
-        sandbox_module.reap(client)
+pytestmark = pytest.mark.usefixtures("reap_swe_sandboxes")  # conftest.py: containers and images reaped
 
 
 @pytest.fixture(params=BACKENDS)
