@@ -31,6 +31,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -69,20 +70,30 @@ def run(job: dict, state: dict, state_path: str) -> str:
         command = [sys.executable, job["command"][0], "--resume", entry["run_dir"]]  # interrupted: continue
     offset = os.path.getsize(log_path) if os.path.exists(log_path) else 0
     with open(log_path, "a") as log:
-        process = subprocess.run(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                 env={**os.environ, "OMP_NUM_THREADS": "1"})
-    with open(log_path, "rb") as log:  # only this invocation's output: a log never speaks for another run
-        text = log.read()[offset:].decode(errors="replace")
-    found = re.findall(r"run dir (\S+)", text)
-    if found and not entry.get("run_dir"):
-        entry["run_dir"] = found[0].rstrip(",")
-        save_state(state, state_path)
-    if process.returncode != 0 or not re.search(r"^done: ", text, re.M):
-        raise SystemExit(f"{key} failed (exit {process.returncode}); see {log_path}. Run bench/compare.py again "
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                   env={**os.environ, "OMP_NUM_THREADS": "1"})
+        while True:  # record the run directory as soon as the run prints it, so a killed comparison resumes it
+            returncode = process.poll()
+            text = read_log_since(log_path, offset)
+            found = re.findall(r"run dir (\S+)", text)
+            if found and not entry.get("run_dir"):
+                entry["run_dir"] = found[0].rstrip(",")
+                save_state(state, state_path)
+            if returncode is not None:
+                break
+            time.sleep(2.0)
+    if returncode != 0 or not re.search(r"^done: ", text, re.M):
+        raise SystemExit(f"{key} failed (exit {returncode}); see {log_path}. Run bench/compare.py again "
                          f"to continue it from its checkpoint.")
     entry["done"] = True
     save_state(state, state_path)
     return entry["run_dir"]
+
+
+def read_log_since(log_path: str, offset: int) -> str:
+    """Only this invocation's output: a log never speaks for another run."""
+    with open(log_path, "rb") as log:
+        return log.read()[offset:].decode(errors="replace")
 
 
 def save_state(state: dict, path: str) -> None:

@@ -73,3 +73,24 @@ def test_a_job_reads_only_its_own_output_from_a_shared_log(tmp_path):
     state["calibrate_grpo"] = {}
     assert compare.run(finishing, state, state_path) == "runs/compare/webshop__calibrate_grpo__1__3"
     assert json.load(open(state_path))["calibrate_grpo"]["done"]
+
+
+def test_the_run_directory_is_recorded_while_the_run_is_still_running(tmp_path):
+    """Regression: the run directory was recorded only after the run ended, so killing the comparison (and its
+    runs) mid-run lost it, and the next invocation started that run again from step 0 instead of resuming."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import compare
+    state_path = tmp_path / "state.json"
+    marker = tmp_path / "recorded"
+    # the job prints its run dir, then waits until the state file on disk names it (or gives up after 20 s)
+    waiting = ("import json, os, sys, time\n"
+               "print('run dir runs/compare/math__compare_bpo__1__7', flush=True)\n"
+               f"path = {str(state_path)!r}\n"
+               "for _ in range(200):\n"
+               "    if os.path.exists(path) and json.load(open(path)).get('bpo_1', {}).get('run_dir'):\n"
+               f"        open({str(marker)!r}, 'w').close(); break\n"
+               "    time.sleep(0.1)\n"
+               "print('done: runs/compare/math__compare_bpo__1__7')\n")
+    job = {"key": "bpo_1", "log": str(tmp_path / "bpo_1.log"), "command": ["-c", waiting]}
+    assert compare.run(job, {}, str(state_path)) == "runs/compare/math__compare_bpo__1__7"
+    assert marker.exists(), "the run directory reached the state file only after the run had ended"
