@@ -29,6 +29,7 @@ Usage:
 
 from __future__ import annotations
 
+import argparse
 import copy
 import csv
 import json
@@ -53,7 +54,7 @@ from transformers import DynamicCache
 
 from envs import ReplaySnapshot, make_env
 from envs.workers import check_env_workers, step_all
-from policy import encode_prompt, format_prompt, load_policy
+from policy import build_prompt, load_policy, parse_reply
 
 
 @dataclass
@@ -86,6 +87,8 @@ class Args:
     """log to Weights & Biases as well"""
     wandb_project_name: str = "tree-rl"
     """W&B project (with --track)"""
+    preset: Literal["none", "paper"] = "none"
+    """`paper`: the paper's published hyperparameters (PRESETS below) as the defaults; flags given still win"""
 
     total_steps: int | None = None
     """gradient steps (default per env, see ENV_DEFAULTS)"""
@@ -100,6 +103,11 @@ class Args:
     with `--model tiny` another value builds a warm start trained on such prompts)"""
     include_admissible: bool | None = None
     """list the admissible actions in the prompt (default: the warm start's; as --history-window)"""
+    prompt_profile: Literal["tiny", "chat"] = "tiny"
+    """`tiny`: the warm start's compact prompt, the reply is the action; `chat` (a chat model, `--model DIR`): its
+    chat template, the task, recent turns and admissible actions, replies `<think>...</think><action>...</action>`"""
+    format_penalty: float = 0.1
+    """chat profile: subtracted from the episode's reward for every reply without an `<action>...</action>`"""
     max_turns: int = 50
     """safety cap on turns per episode (envs have their own step limits)"""
     env_workers: int = 1
@@ -121,6 +129,10 @@ class Args:
     """weight of the k3 KL penalty to the frozen reference (SFT) policy; 0 skips the reference forward"""
     max_grad_norm: float = 1.0
     """gradient clipping"""
+    bf16: bool = False
+    """bfloat16 autocast for sampling and the loss forwards (GPU runs; weights and optimizer stay float32)"""
+    gradient_checkpointing: bool = False
+    """recompute activations in the backward pass (long prompts of real models on a GPU)"""
     eval_every: int = 20
     """evaluate on the held-out split every this many steps, and at the start and the end (0: only those)"""
     eval_tasks: int | None = None
@@ -174,11 +186,13 @@ ENV_DEFAULTS = {
                 eval_tasks=40, eval_splits=("test_unseen_bugs", "test_unseen_packages"),
                 delta_min=64, branch_level="turn"),
 }
+# --preset paper: the BPO paper's settings (beta 0.05, lr 2e-6 with cosine decay, M = 2, K = 4).
+PRESETS = {"none": {}, "paper": dict(learning_rate=2e-6, beta=0.05, num_branch_points=2, branch_factor=4)}
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
                   "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks")
-NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every",
+NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob", "delta_min")
 
 
@@ -192,6 +206,10 @@ def apply_env_defaults(args: Args) -> Args:
         args.eval_temperature = args.temperature
     if not args.eval_splits:
         raise SystemExit("--eval-splits needs at least one split")
+    if args.prompt_profile == "chat" and args.model == "tiny":
+        raise SystemExit("--prompt-profile chat is for chat models: pass --model DIR (a local HF chat model; "
+                         "`python policy.py --chat-model-dir DIR` builds a tiny one); the tiny warm start is trained "
+                         "on the tiny profile's prompts")
     check_env_workers(args.env, args.env_workers)
     flag = lambda name: "--" + name.replace("_", "-")
     for name in POSITIVE_FLAGS:
@@ -348,6 +366,7 @@ class Episode:
     reward: float = 0.0
     won: bool = False
     invalid_actions: int = 0
+    malformed_replies: int = 0  # chat profile: replies without an <action> tag
     decisions: list[int] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
     states: list[tuple] = field(default_factory=list)  # backbone only: (snapshot, obs, info, history) per decision
@@ -391,9 +410,8 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
         prompts = []
         for i in active:
             admissible = infos[i].get("admissible_actions") if args.include_admissible else None
-            user_text = format_prompt(infos[i].get("task", ""), observations[i], histories[i], args.history_window,
-                                      admissible)
-            prompts.append(encode_prompt(tokenizer, args.env, user_text) + prefixes[i])
+            prompts.append(build_prompt(tokenizer, args.env, args.prompt_profile, infos[i].get("task", ""),
+                                        observations[i], histories[i], args.history_window, admissible) + prefixes[i])
             if record_states:
                 snapshot_start = time.time()
                 snapshot = ReplaySnapshot(envs[i]) if args.replay_snapshots else envs[i].snapshot()
@@ -402,7 +420,10 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
         samples = sampler.generate(prompts, temperature)
         actions = []
         for i, prompt_ids, (action_ids, logprobs) in zip(active, prompts, samples):
-            action = tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True)
+            action, well_formed = parse_reply(tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True),
+                                              args.env, args.prompt_profile)
+            episodes[i].reward -= 0.0 if well_formed else args.format_penalty  # chat profile: no <action> tag
+            episodes[i].malformed_replies += int(not well_formed)
             prefixes[i] = []
             episodes[i].decisions.append(len(decisions))
             episodes[i].actions.append(action)
@@ -807,6 +828,9 @@ def main(args: Args) -> str:
         with open(policy_json, "w") as f:
             json.dump({"model_dir": model_dir}, f)
     model.to("cuda" if torch.cuda.is_available() else "cpu")
+    if args.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+    autocast = torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=args.bf16)  # --bf16: forwards only
     if args.backend == "vllm":
         sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed)
     else:
@@ -883,7 +907,8 @@ def main(args: Args) -> str:
         row, shown = {"step": step}, []
         for i, (split, envs) in enumerate(eval_envs.items()):
             for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
-                result, episodes = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args, temperature)
+                with autocast:
+                    result, episodes = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args, temperature)
                 for key, value in result.items():
                     metric, _, se = key.partition("_")
                     row[f"{split_prefix(split, i == 0)}_{metric}_{decoding}" + ("_se" if se else "")] = value
@@ -912,8 +937,9 @@ def main(args: Args) -> str:
         # ALGO LOGIC: 1. rollouts: one backbone per task, K-1 forks at each of its M branch points (Algorithm 1)
         model.eval()
         task_ids = [task_rng.randrange(train_envs[0].num_tasks) for _ in range(args.tasks_per_step)]
-        decisions, episodes, branch_points, timing = grow_tree(train_envs, task_ids, model, sampler, tokenizer, args,
-                                                               branch_rng)
+        with autocast:
+            decisions, episodes, branch_points, timing = grow_tree(train_envs, task_ids, model, sampler, tokenizer,
+                                                                   args, branch_rng)
         rollout_time = time.time() - step_start
 
         # ALGO LOGIC: 2. advantages: Eq. 4 at branch actions, Eq. 5 before them, sibling credit after them (per token)
@@ -942,12 +968,13 @@ def main(args: Args) -> str:
             order = torch.randperm(len(trainable)).tolist()
             for start in range(0, len(order), args.minibatch_size):
                 batch = [trainable[i] for i in order[start:start + args.minibatch_size]]
-                logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
+                with autocast:
+                    logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
                 width = mask.shape[1]
                 old_logprobs = padded([d.logprobs for d in batch], width).to(model.device)  # (B, A)
                 ref_logprobs = None
                 if reference is not None:
-                    with torch.no_grad():
+                    with torch.no_grad(), autocast:
                         ref_logprobs = action_logprobs(reference, batch, tokenizer.pad_token_id, args.temperature)[0]
                 batch_advantages = padded([d.advantages for d in batch], width).to(model.device)  # (B, A)
                 loss, stats = policy_loss(logprobs, old_logprobs, ref_logprobs, batch_advantages, mask,
@@ -972,6 +999,7 @@ def main(args: Args) -> str:
                "train_success": float(np.mean([e.won for e in fresh])),
                "train_reward": float(np.mean([e.reward for e in fresh])),
                "invalid_action_rate": sum(e.invalid_actions for e in episodes) / len(decisions),
+               "malformed_reply_rate": sum(e.malformed_replies for e in episodes) / len(decisions),
                "decisions": len(decisions),
                "returns_per_task": len(episodes) / len(task_ids),
                "learning_rate": optimizer.param_groups[0]["lr"],
@@ -1024,6 +1052,7 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
         "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
         "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
+        "malformed_reply_rate": "charts/malformed_reply_rate",
         "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
         "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
         "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
@@ -1033,5 +1062,13 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "grad_norm": "losses/grad_norm", "sibling_success": "charts/sibling_success_rate",
         "snapshot_percent": "charts/snapshot_percent_of_rollout"}
 
+def parse_args(argv: list[str] | None = None) -> Args:
+    """The command line; `--preset` first replaces the defaults of the flags it names (a flag given still wins)."""
+    preset_parser = argparse.ArgumentParser(add_help=False)
+    preset_parser.add_argument("--preset", choices=list(PRESETS), default="none")
+    preset = preset_parser.parse_known_args(argv)[0].preset
+    return tyro.cli(Args, default=Args(**{**PRESETS[preset], "preset": preset}), args=argv)
+
+
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    main(parse_args())

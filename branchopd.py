@@ -31,6 +31,7 @@ Usage:
 
 from __future__ import annotations
 
+import argparse
 import copy
 import csv
 import json
@@ -56,7 +57,7 @@ from transformers import DynamicCache
 
 from envs import ReplaySnapshot, make_env
 from envs.workers import check_env_workers, step_all
-from policy import encode_prompt, format_prompt, load_policy, load_teacher
+from policy import build_prompt, load_policy, parse_reply, load_teacher
 
 
 @dataclass
@@ -89,6 +90,8 @@ class Args:
     """log to Weights & Biases as well"""
     wandb_project_name: str = "tree-rl"
     """W&B project (with --track)"""
+    preset: Literal["none", "paper"] = "none"
+    """`paper`: the paper's published hyperparameters (PRESETS below) as the defaults; flags given still win"""
 
     total_steps: int | None = None
     """gradient steps (default per env, see ENV_DEFAULTS)"""
@@ -105,6 +108,11 @@ class Args:
     with `--model tiny` another value builds a warm start trained on such prompts)"""
     include_admissible: bool | None = None
     """list the admissible actions in the prompt (default: the warm start's; as --history-window)"""
+    prompt_profile: Literal["tiny", "chat"] = "tiny"
+    """`tiny`: the warm start's compact prompt, the reply is the action; `chat` (a chat model, `--model DIR`): its
+    chat template, the task, recent turns and admissible actions, replies `<think>...</think><action>...</action>`"""
+    format_penalty: float = 0.1
+    """chat profile: subtracted from the episode's reward for every reply without an `<action>...</action>`"""
     max_turns: int = 50
     """safety cap on turns per episode (envs have their own step limits)"""
     env_workers: int = 1
@@ -126,6 +134,10 @@ class Args:
     """weight of the k3 KL penalty to the frozen reference (SFT) policy; 0 skips the reference forward"""
     max_grad_norm: float = 1.0
     """gradient clipping"""
+    bf16: bool = False
+    """bfloat16 autocast for sampling and the loss forwards (GPU runs; weights and optimizer stay float32)"""
+    gradient_checkpointing: bool = False
+    """recompute activations in the backward pass (long prompts of real models on a GPU)"""
     eval_every: int = 20
     """evaluate on the held-out split every this many steps, and at the start and the end (0: only those)"""
     eval_tasks: int | None = None
@@ -190,12 +202,14 @@ ENV_DEFAULTS = {
     "swe": dict(tasks_per_step=4, total_steps=30, max_new_tokens=40, learning_rate=1e-4, minibatch_size=32,
                 eval_tasks=40, eval_splits=("test_unseen_bugs", "test_unseen_packages")),
 }
+# --preset paper: the BranchOPD paper's settings, which are this script's defaults (B = 3, k = 2, alpha 0.5).
+PRESETS = {"none": {}, "paper": dict(num_forks=3, continuations=2, alpha=0.5)}
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
                   "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks", "num_forks",
                   "continuations", "window", "turn_top", "signal_clip")
-NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every",
+NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob", "min_fork_gap", "pbr_weight", "pbr_cap")
 
 
@@ -209,6 +223,10 @@ def apply_env_defaults(args: Args) -> Args:
         args.eval_temperature = args.temperature
     if not args.eval_splits:
         raise SystemExit("--eval-splits needs at least one split")
+    if args.prompt_profile == "chat" and args.model == "tiny":
+        raise SystemExit("--prompt-profile chat is for chat models: pass --model DIR (a local HF chat model; "
+                         "`python policy.py --chat-model-dir DIR` builds a tiny one); the tiny warm start is trained "
+                         "on the tiny profile's prompts")
     check_env_workers(args.env, args.env_workers)
     flag = lambda name: "--" + name.replace("_", "-")
     for name in POSITIVE_FLAGS:
@@ -366,6 +384,7 @@ class Episode:
     reward: float = 0.0
     won: bool = False
     invalid_actions: int = 0
+    malformed_replies: int = 0  # chat profile: replies without an <action> tag
     decisions: list[int] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
     states: list[tuple] = field(default_factory=list)  # main trajectory: (snapshot, obs, info, history) per decision
@@ -409,18 +428,20 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
         prompts = []
         for i in active:
             admissible = infos[i].get("admissible_actions") if args.include_admissible else None
-            user_text = format_prompt(infos[i].get("task", ""), observations[i], histories[i], args.history_window,
-                                      admissible)
-            prompts.append(encode_prompt(tokenizer, args.env, user_text) + prefixes[i])
+            prompts.append(build_prompt(tokenizer, args.env, args.prompt_profile, infos[i].get("task", ""),
+                                        observations[i], histories[i], args.history_window, admissible) + prefixes[i])
             if record_states:
                 snapshot = ReplaySnapshot(envs[i]) if args.replay_snapshots else envs[i].snapshot()
                 episodes[i].states.append((snapshot, observations[i], infos[i], list(histories[i])))
         samples = sampler.generate(prompts, temperature)
         actions = []
         for i, prompt_ids, (action_ids, logprobs) in zip(active, prompts, samples):
-            action = tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True)
+            action, well_formed = parse_reply(tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True),
+                                              args.env, args.prompt_profile)
+            episodes[i].reward -= 0.0 if well_formed else args.format_penalty  # chat profile: no <action> tag
+            episodes[i].malformed_replies += int(not well_formed)
             events = protocol_events(args.env, tokenizer, prefixes[i], action_ids,
-                                     infos[i].get("admissible_actions") or [], args.max_new_tokens)
+                                     infos[i].get("admissible_actions") or [], args.max_new_tokens, args.prompt_profile)
             prefixes[i] = []
             episodes[i].decisions.append(len(decisions))
             episodes[i].actions.append(action)
@@ -445,10 +466,11 @@ BOXED = re.compile(r"\\boxed\{[^{}]*\}")
 
 
 def protocol_events(env_name: str, tokenizer, prefix_ids: list[int], action_ids: list[int], admissible: list[str],
-                    max_new_tokens: int) -> list[tuple[int, tuple[int, ...], bool]]:
+                    max_new_tokens: int, profile: str = "tiny") -> list[tuple[int, tuple[int, ...], bool]]:
     """Section 4.4: where a sampled action breaks the reply protocol, as (position in action_ids, token set S,
     positive). After a complete action (WebShop `search[...]`/`click[...]`, an ALFWorld admissible command,
-    math's `\\boxed{N}`) the next token should be EOS (positive: S = {EOS}); an observation tag such as
+    math's `\\boxed{N}`; chat profile: the closing `</action>`) the next token should be EOS (positive:
+    S = {EOS}); an observation tag such as
     `[SEP]` inside an action should not be there (negative); an action that runs into the token cap should
     have stopped (positive EOS at its last token)."""
     eos, ids = tokenizer.eos_token_id, prefix_ids + action_ids
@@ -457,6 +479,8 @@ def protocol_events(env_name: str, tokenizer, prefix_ids: list[int], action_ids:
         text = tokenizer.decode(ids[:end], skip_special_tokens=True).strip()
         if env_name == "math":
             complete = bool(BOXED.search(text))
+        elif profile == "chat":
+            complete = text.endswith("</action>")
         elif env_name == "webshop":
             complete = bool(WEBSHOP_ACTION.match(text))
         else:
@@ -910,6 +934,9 @@ def main(args: Args) -> str:
     teacher, teacher_dir = load_teacher(args.teacher, args.env, tokenizer, prompt, args.cache_dir, args.sft_seed,
                                         steps=args.sft_steps, episodes=args.sft_episodes)
     model.to("cuda" if torch.cuda.is_available() else "cpu")
+    if args.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+    autocast = torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=args.bf16)  # --bf16: forwards only
     teacher.to(model.device)
     if args.backend == "vllm":
         sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed)
@@ -981,8 +1008,9 @@ def main(args: Args) -> str:
         row, shown = {"step": step}, []
         for i, (split, envs) in enumerate(eval_envs.items()):
             for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
-                result, episodes = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args, temperature,
-                                            teacher)
+                with autocast:
+                    result, episodes = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args, temperature,
+                                                teacher)
                 for key, value in result.items():
                     metric, _, se = key.partition("_")
                     row[f"{split_prefix(split, i == 0)}_{metric}_{decoding}" + ("_se" if se else "")] = value
@@ -1005,7 +1033,8 @@ def main(args: Args) -> str:
         teacher_sampler = HFSampler(teacher, tokenizer, args.max_new_tokens)
         teacher_row = {"step": 0}
         for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
-            result, _ = evaluate(envs, list(range(len(envs))), teacher_sampler, tokenizer, args, temperature)
+            with autocast:
+                result, _ = evaluate(envs, list(range(len(envs))), teacher_sampler, tokenizer, args, temperature)
             teacher_row.update({f"teacher_success_{decoding}": result["success"],
                                 f"teacher_success_{decoding}_se": result["success_se"]})
         log_row(teacher_row)
@@ -1024,8 +1053,9 @@ def main(args: Args) -> str:
         # ALGO LOGIC: 1. rollouts: main trajectories, teacher log-probs, fork points and continuations (4.1-4.2)
         model.eval()
         task_ids = [task_rng.randrange(train_envs[0].num_tasks) for _ in range(args.tasks_per_step)]
-        decisions, episodes, forks = grow_branches(train_envs, task_ids, model, teacher, sampler, tokenizer, args,
-                                                   fork_rng)
+        with autocast:
+            decisions, episodes, forks = grow_branches(train_envs, task_ids, model, teacher, sampler, tokenizer,
+                                                       args, fork_rng)
         rollout_time = time.time() - step_start
 
         # ALGO LOGIC: 2. advantages: the clipped per-token teacher signal, no task reward (4.3)
@@ -1053,18 +1083,20 @@ def main(args: Args) -> str:
             order = torch.randperm(len(trainable)).tolist()
             for start in range(0, len(order), args.minibatch_size):
                 batch = [trainable[i] for i in order[start:start + args.minibatch_size]]
-                logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
+                with autocast:
+                    logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
                 width = mask.shape[1]
                 old_logprobs = padded([d.logprobs for d in batch], width).to(model.device)  # (B, A)
                 ref_logprobs = None
                 if reference is not None:
-                    with torch.no_grad():
+                    with torch.no_grad(), autocast:
                         ref_logprobs = action_logprobs(reference, batch, tokenizer.pad_token_id, args.temperature)[0]
                 batch_advantages = padded([d.advantages for d in batch], width).to(model.device)  # (B, A)
                 loss, stats = policy_loss(logprobs, old_logprobs, ref_logprobs, batch_advantages, mask,
                                           args.clip_eps, args.epsilon_high, args.beta)
                 if args.pbr:  # section 4.4: weight 0.01, the weighted loss scaled down to at most 0.02
-                    repair, stats["pbr_events"] = pbr_loss(model, batch, tokenizer.pad_token_id, args.temperature)
+                    with autocast:
+                        repair, stats["pbr_events"] = pbr_loss(model, batch, tokenizer.pad_token_id, args.temperature)
                     weighted = args.pbr_weight * repair
                     loss = loss + weighted * min(1.0, args.pbr_cap / max(float(weighted.detach()), 1e-12))
                     stats["pbr_loss"] = float(repair.detach())
@@ -1088,6 +1120,7 @@ def main(args: Args) -> str:
                "train_success": float(np.mean([e.won for e in fresh])),
                "train_reward": float(np.mean([e.reward for e in fresh])),
                "invalid_action_rate": sum(e.invalid_actions for e in episodes) / len(decisions),
+               "malformed_reply_rate": sum(e.malformed_replies for e in episodes) / len(decisions),
                "decisions": len(decisions),
                "returns_per_task": len(episodes) / len(task_ids),
                "learning_rate": optimizer.param_groups[0]["lr"],
@@ -1142,6 +1175,7 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
         "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
         "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
+        "malformed_reply_rate": "charts/malformed_reply_rate",
         "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
         "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
         "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
@@ -1151,5 +1185,13 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "grad_norm": "losses/grad_norm", "pbr_loss": "losses/pbr_loss", "pbr_events": "losses/pbr_events",
         "teacher_student_kl": "losses/teacher_student_kl"}
 
+def parse_args(argv: list[str] | None = None) -> Args:
+    """The command line; `--preset` first replaces the defaults of the flags it names (a flag given still wins)."""
+    preset_parser = argparse.ArgumentParser(add_help=False)
+    preset_parser.add_argument("--preset", choices=list(PRESETS), default="none")
+    preset = preset_parser.parse_known_args(argv)[0].preset
+    return tyro.cli(Args, default=Args(**{**PRESETS[preset], "preset": preset}), args=argv)
+
+
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    main(parse_args())

@@ -9,7 +9,11 @@ same prompts (a fair matched-compute comparison); nothing algorithmic lives here
 - `--model NAME_OR_DIR`: any Hugging Face causal LM already on disk, with its own chat template.
   Nothing is downloaded at run time.
 
-Prompt layout (a 2-layer model copies only over short distances, so the task
+Two prompt profiles (`--prompt-profile`): `tiny` below, the reply is the action; `chat` (`chat_messages`) for
+real chat models: the model's chat template, the task, recent turns, the admissible actions, and replies
+`<think>...</think><action>...</action>` (`parse_reply`).
+
+Tiny prompt layout (a 2-layer model copies only over short distances, so the task
 text sits right before the action slot, and is removed from the observation where it also appears):
     {older turns: obs | act : action ||} {obs} | last : {last action} | [admissible : a , b |] {task} | act :
 then the action tokens and EOS.
@@ -27,6 +31,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import time
 from dataclasses import asdict, dataclass
@@ -77,6 +82,52 @@ def encode_prompt(tokenizer, env_name: str, user_text: str) -> list[int]:
     return tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
+# The chat profile (`--prompt-profile chat`, for real chat models): the model's own chat template, the task, a
+# window of recent (observation, action) turns, the admissible actions where the env lists them, and a
+# `<think>`/`<action>` reply protocol (verl-agent's); the env steps with the text inside `<action>`. Math keeps
+# its own protocol: the whole reply is the solution, ending with `\\boxed{N}`.
+PROMPT_PROFILES = ("tiny", "chat")
+CHAT_PROTOCOL = "First think briefly inside <think> </think>, then give exactly one action inside <action> </action>."
+ACTION_TAG = re.compile(r"<action>(.*?)</action>", re.S)
+
+
+def chat_messages(env_name: str, task: str, obs: str, history: list[tuple[str, str]], window: int = 0,
+                  admissible: list[str] | None = None) -> list[dict]:
+    """The chat profile's messages for one decision: system (the env's instruction and the reply protocol), user
+    (the task, the last `window` turns, the current observation, the admissible actions)."""
+    system = SYSTEM_PROMPTS.get(env_name, "") + ("" if env_name == "math" else " " + CHAT_PROTOCOL)
+    parts = [f"Task: {task}"] if task and task != obs else []
+    recent = history[-window:] if window > 0 else []
+    if recent:
+        parts.append("Recent steps:\n" + "\n".join(f"Observation: {o}\nAction: {a}" for o, a in recent))
+    elif history:
+        parts.append(f"Last action: {history[-1][1]}")
+    parts.append(f"Observation: {obs}")
+    if admissible:
+        parts.append("Admissible actions:\n" + "\n".join(f"- {a}" for a in admissible))
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def build_prompt(tokenizer, env_name: str, profile: str, task: str, obs: str, history: list[tuple[str, str]],
+                 window: int = 0, admissible: list[str] | None = None) -> list[int]:
+    """Token ids of one decision's prompt in the given profile, ending where the reply starts."""
+    if profile == "tiny":
+        return encode_prompt(tokenizer, env_name, format_prompt(task, obs, history, window, admissible))
+    messages = chat_messages(env_name, task, obs, history, window, admissible)
+    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def parse_reply(reply: str, env_name: str, profile: str) -> tuple[str, bool]:
+    """(the action the env steps with, whether the reply kept the protocol). Chat profile: the text inside the
+    last `<action>...</action>`; a reply without one is malformed, and the env gets the reply as it is (an
+    invalid action there) while the episode pays the format penalty. The tiny profile and math: the reply."""
+    if profile == "tiny" or env_name == "math":
+        return reply, True
+    found = ACTION_TAG.findall(reply)
+    return (found[-1].strip(), True) if found else (reply.strip(), False)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Word-level tokenizer for the tiny model
 # ---------------------------------------------------------------------------------------------------
@@ -125,6 +176,38 @@ def build_tiny_model(tokenizer, hidden_size: int = 128, num_layers: int = 2, num
                          bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                          pad_token_id=tokenizer.pad_token_id)
     return LlamaForCausalLM(config)
+
+
+# A tiny stand-in for a real chat model, to run `--prompt-profile chat` on a CPU: a byte-level BPE tokenizer
+# trained on the envs' words, a ChatML chat template (as Qwen's), EOS `<|im_end|>`, a random-init Llama.
+CHATML_TEMPLATE = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+                   "'<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
+                   "{% endif %}")
+
+
+def build_tiny_chat_model(directory: str, env_names: list[str], vocab_size: int = 4000, hidden_size: int = 64,
+                          num_layers: int = 2) -> str:
+    """Save a BPE tokenizer with a ChatML template and a random-init tiny Llama as an HF model directory."""
+    from tokenizers import trainers
+    texts = [SYSTEM_PROMPTS.get(name, "") + " " + CHAT_PROTOCOL for name in env_names]
+    texts += [" ".join(make_env(name, split="train").vocabulary()) for name in env_names]
+    texts += ["Task: Observation: Recent steps: Last action: Admissible actions: <think> </think> <action> </action>"]
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(texts, trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                        bos_token=None, unk_token=None)
+    tokenizer.chat_template = CHATML_TEMPLATE
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=4 * hidden_size,
+                         num_hidden_layers=num_layers, num_attention_heads=4, num_key_value_heads=4,
+                         max_position_embeddings=4096, tie_word_embeddings=True, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id, bos_token_id=None)
+    LlamaForCausalLM(config).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -367,7 +450,14 @@ if __name__ == "__main__":
         """seed of the warm start (demos, init, batches)"""
         cache_dir: str = "cache"
         """where warm-started policies are cached"""
+        chat_model_dir: str | None = None
+        """instead: save a random-init tiny chat model there (BPE tokenizer, ChatML template) to try
+        `--model DIR --prompt-profile chat` on a CPU"""
 
     cli = tyro.cli(WarmStartArgs)
-    _, _, directory, _ = load_policy("tiny", cli.env, {}, cli.cache_dir, cli.sft_seed)
-    print(f"warm-started policy: {directory}")
+    if cli.chat_model_dir:
+        build_tiny_chat_model(cli.chat_model_dir, list(ENV_REGISTRY))
+        print(f"tiny chat model (random init): {cli.chat_model_dir}")
+    else:
+        _, _, directory, _ = load_policy("tiny", cli.env, {}, cli.cache_dir, cli.sft_seed)
+        print(f"warm-started policy: {directory}")

@@ -31,6 +31,7 @@ Usage:
 
 from __future__ import annotations
 
+import argparse
 import copy
 import csv
 import json
@@ -56,7 +57,7 @@ from transformers import DynamicCache
 
 from envs import make_env
 from envs.workers import check_env_workers, step_all
-from policy import encode_prompt, format_prompt, load_policy
+from policy import build_prompt, load_policy, parse_reply
 
 
 @dataclass
@@ -89,6 +90,8 @@ class Args:
     """log to Weights & Biases as well"""
     wandb_project_name: str = "tree-rl"
     """W&B project (with --track)"""
+    preset: Literal["none", "paper"] = "none"
+    """`paper`: the paper's published hyperparameters (PRESETS below) as the defaults; flags given still win"""
 
     total_steps: int | None = None
     """gradient steps (default per env, see ENV_DEFAULTS)"""
@@ -105,6 +108,11 @@ class Args:
     with `--model tiny` another value builds a warm start trained on such prompts)"""
     include_admissible: bool | None = None
     """list the admissible actions in the prompt (default: the warm start's; as --history-window)"""
+    prompt_profile: Literal["tiny", "chat"] = "tiny"
+    """`tiny`: the warm start's compact prompt, the reply is the action; `chat` (a chat model, `--model DIR`): its
+    chat template, the task, recent turns and admissible actions, replies `<think>...</think><action>...</action>`"""
+    format_penalty: float = 0.1
+    """chat profile: subtracted from the episode's reward for every reply without an `<action>...</action>`"""
     max_turns: int = 50
     """safety cap on turns per episode (envs have their own step limits)"""
     env_workers: int = 1
@@ -126,6 +134,10 @@ class Args:
     """weight of the k3 KL penalty to the frozen reference (SFT) policy; 0 skips the reference forward"""
     max_grad_norm: float = 1.0
     """gradient clipping"""
+    bf16: bool = False
+    """bfloat16 autocast for sampling and the loss forwards (GPU runs; weights and optimizer stay float32)"""
+    gradient_checkpointing: bool = False
+    """recompute activations in the backward pass (long prompts of real models on a GPU)"""
     eval_every: int = 20
     """evaluate on the held-out split every this many steps, and at the start and the end (0: only those)"""
     eval_tasks: int | None = None
@@ -198,13 +210,16 @@ ENV_DEFAULTS = {
                 eval_tasks=40, eval_splits=("test_unseen_bugs", "test_unseen_packages"),
                 segment_length=0, max_depth=12),
 }
+# --preset paper: TreePO's settings (lr 1e-6, clip 0.2 / 0.28, no KL, w = 16, d = 14 segments of l = 512 tokens).
+PRESETS = {"none": {}, "paper": dict(learning_rate=1e-6, clip_eps=0.2, epsilon_high=0.28, beta=0.0, num_generations=16,
+                                     max_depth=14, segment_length=512, max_new_tokens=14 * 512)}
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
                   "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks", "max_depth",
                   "first_step_divergence", "allocation_temperature", "repetition_window", "repetition_count",
                   "max_sampling_rounds")
-NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every",
+NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob", "segment_length", "overlong_buffer",
                       "overlong_penalty")
 
@@ -219,6 +234,10 @@ def apply_env_defaults(args: Args) -> Args:
         args.eval_temperature = args.temperature
     if not args.eval_splits:
         raise SystemExit("--eval-splits needs at least one split")
+    if args.prompt_profile == "chat" and args.model == "tiny":
+        raise SystemExit("--prompt-profile chat is for chat models: pass --model DIR (a local HF chat model; "
+                         "`python policy.py --chat-model-dir DIR` builds a tiny one); the tiny warm start is trained "
+                         "on the tiny profile's prompts")
     check_env_workers(args.env, args.env_workers)
     flag = lambda name: "--" + name.replace("_", "-")
     for name in POSITIVE_FLAGS:
@@ -475,6 +494,7 @@ class Episode:
     reward: float = 0.0
     won: bool = False
     invalid_actions: int = 0
+    malformed_replies: int = 0  # chat profile: replies without an <action> tag
     decisions: list[int] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
     node_ids: list[int] = field(default_factory=list)  # tree index: its node at each depth (shared with its cousins)
@@ -516,13 +536,15 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args,
         prompts = []
         for i in active:
             admissible = infos[i].get("admissible_actions") if args.include_admissible else None
-            user_text = format_prompt(infos[i].get("task", ""), observations[i], histories[i], args.history_window,
-                                      admissible)
-            prompts.append(encode_prompt(tokenizer, args.env, user_text) + prefixes[i])
+            prompts.append(build_prompt(tokenizer, args.env, args.prompt_profile, infos[i].get("task", ""),
+                                        observations[i], histories[i], args.history_window, admissible) + prefixes[i])
         samples = sampler.generate(prompts, temperature)
         actions = []
         for i, prompt_ids, (action_ids, logprobs) in zip(active, prompts, samples):
-            action = tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True)
+            action, well_formed = parse_reply(tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True),
+                                              args.env, args.prompt_profile)
+            episodes[i].reward -= 0.0 if well_formed else args.format_penalty  # chat profile: no <action> tag
+            episodes[i].malformed_replies += int(not well_formed)
             prefixes[i] = []
             episodes[i].decisions.append(len(decisions))
             episodes[i].actions.append(action)
@@ -558,6 +580,7 @@ class Path:
     reward: float = 0.0
     won: bool = False
     invalid_actions: int = 0
+    malformed_replies: int = 0
     boundaries: list[tuple] = field(default_factory=list)  # agent envs: (snapshot, Path fields) before each turn
 
 
@@ -619,9 +642,9 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
     from the prompt). Returns (decisions, episodes, stats): one episode per leaf, with its tree index."""
     starts = reset_starts(envs, task_ids)
     turns = not args.segment_length  # agent envs: a segment is one turn
-    prompts = [encode_prompt(tokenizer, args.env, format_prompt(
-        s.info.get("task", ""), s.obs, [], args.history_window,
-        s.info.get("admissible_actions") if args.include_admissible else None)) for s in starts]
+    prompts = [build_prompt(tokenizer, args.env, args.prompt_profile, s.info.get("task", ""), s.obs, [],
+                            args.history_window, s.info.get("admissible_actions") if args.include_admissible else None)
+               for s in starts]
     new_node = iter(range(10**9)).__next__  # node ids, unique within the step's trees
     computed_before = sampler.tokens_computed
     leaves: list[list[Path]] = [[] for _ in task_ids]
@@ -634,20 +657,22 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
             if turns:  # the state before this turn, shared by the children: restored for all but the first
                 snapshot = parent.start.env.snapshot()
                 boundary = (snapshot, parent.start.obs, parent.start.info, list(parent.start.history),
-                            len(parent.decisions), parent.reward, parent.won, parent.invalid_actions)
+                            len(parent.decisions), parent.reward, parent.won, parent.invalid_actions,
+                            parent.malformed_replies)
             for k in range(count):
                 child = Path(parent.tree, parent.node_ids + [new_node()], list(parent.action_ids),
                              list(parent.logprobs), decisions=list(parent.decisions), actions=list(parent.actions),
-                             reward=parent.reward, won=parent.won, invalid_actions=parent.invalid_actions)
+                             reward=parent.reward, won=parent.won, invalid_actions=parent.invalid_actions,
+                             malformed_replies=parent.malformed_replies)
                 if turns:
                     env = parent.start.env if k == 0 else snapshot.restore()
                     child.start = Start(env, parent.start.obs, parent.start.info, list(parent.start.history),
                                         parent.start.task_id, parent.tree)
                     child.boundaries = parent.boundaries + [boundary]
                     admissible = child.start.info.get("admissible_actions") if args.include_admissible else None
-                    sources.append(encode_prompt(tokenizer, args.env, format_prompt(
-                        child.start.info.get("task", ""), child.start.obs, child.start.history, args.history_window,
-                        admissible)))
+                    sources.append(build_prompt(tokenizer, args.env, args.prompt_profile,
+                                                child.start.info.get("task", ""), child.start.obs,
+                                                child.start.history, args.history_window, admissible))
                 else:  # copy the parent's sampler row, or prefill the prompt (and a fallback's prefix)
                     sources.append(parent.row if parent.row is not None else prompts[parent.tree] + parent.action_ids)
                 children.append(child)
@@ -659,7 +684,9 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
         finished_now = [0] * len(task_ids)
         active: list[list[Path]] = [[] for _ in task_ids]
         if turns:  # one turn in each child's env (I/O-bound envs: threads)
-            actions = [tokenizer.decode(ids, skip_special_tokens=True) for ids, _ in segments]
+            replies = [parse_reply(tokenizer.decode(ids, skip_special_tokens=True), args.env, args.prompt_profile)
+                       for ids, _ in segments]
+            actions = [action for action, _ in replies]
             results = step_all([child.start.env for child in children], actions, args.env_workers)
         for j, (child, (ids, logprobs)) in enumerate(zip(children, segments)):
             stats["decoded_tokens"] += len(ids)
@@ -671,6 +698,8 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                 child.reward += reward
                 child.won = child.won or bool(info.get("won", False))
                 child.invalid_actions += int(info.get("invalid", False))
+                child.reward -= 0.0 if replies[j][1] else args.format_penalty  # chat profile: no <action> tag
+                child.malformed_replies += int(not replies[j][1])
                 child.start.history.append((child.start.obs, action))
                 child.start.obs, child.start.info = obs, info
                 child.stop = "done" if terminated or truncated else "depth" if len(child.node_ids) >= min(
@@ -700,6 +729,7 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                               stop=leaf.stop)
             if turns:
                 episode.reward, episode.won, episode.invalid_actions = leaf.reward, leaf.won, leaf.invalid_actions
+                episode.malformed_replies = leaf.malformed_replies
                 episode.actions, steps = leaf.actions, leaf.decisions
             else:
                 action = tokenizer.decode(leaf.action_ids, skip_special_tokens=True)
@@ -759,7 +789,8 @@ def fallback_path(tree_leaves: list[Path], args: Args, rng: random.Random, turns
     cut = rng.randrange(len(leaf.node_ids)) if candidates else 0
     path = Path(leaf.tree, leaf.node_ids[:cut])
     if turns:  # the env restored to the state before the leaf's turn `cut`
-        snapshot, obs, info, history, num_decisions, path.reward, path.won, path.invalid_actions = leaf.boundaries[cut]
+        (snapshot, obs, info, history, num_decisions, path.reward, path.won, path.invalid_actions,
+         path.malformed_replies) = leaf.boundaries[cut]
         path.start = Start(snapshot.restore(), obs, info, list(history), leaf.start.task_id, leaf.tree)
         path.decisions, path.actions = leaf.decisions[:num_decisions], leaf.actions[:num_decisions]
         path.boundaries = leaf.boundaries[:cut]
@@ -1079,6 +1110,9 @@ def main(args: Args) -> str:
         with open(policy_json, "w") as f:
             json.dump({"model_dir": model_dir}, f)
     model.to("cuda" if torch.cuda.is_available() else "cpu")
+    if args.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+    autocast = torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=args.bf16)  # --bf16: forwards only
     if args.backend == "vllm":
         sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed)
     else:
@@ -1150,7 +1184,8 @@ def main(args: Args) -> str:
         row, shown = {"step": step}, []
         for i, (split, envs) in enumerate(eval_envs.items()):
             for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
-                result, episodes = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args, temperature)
+                with autocast:
+                    result, episodes = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args, temperature)
                 for key, value in result.items():
                     metric, _, se = key.partition("_")
                     row[f"{split_prefix(split, i == 0)}_{metric}_{decoding}" + ("_se" if se else "")] = value
@@ -1178,8 +1213,9 @@ def main(args: Args) -> str:
         optimizer.param_groups[0]["lr"] = learning_rate_at(step)
         # ALGO LOGIC: 1. rollouts: a segment tree of w leaves per task; DAPO dynamic sampling refills signal-free tasks
         model.eval()
-        task_ids, decisions, episodes, tree_stats = sample_batch(train_envs, task_rng, sampler, tokenizer, args,
-                                                                 tree_rng)
+        with autocast:
+            task_ids, decisions, episodes, tree_stats = sample_batch(train_envs, task_rng, sampler, tokenizer, args,
+                                                                     tree_rng)
         rollout_time = time.time() - step_start
 
         # ALGO LOGIC: 2. advantages: subgroup tree advantage per leaf (official code), whitened over the batch's tokens
@@ -1203,12 +1239,13 @@ def main(args: Args) -> str:
             order = torch.randperm(len(trainable)).tolist()
             for start in range(0, len(order), args.minibatch_size):
                 batch = [trainable[i] for i in order[start:start + args.minibatch_size]]
-                logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
+                with autocast:
+                    logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
                 width = mask.shape[1]
                 old_logprobs = padded([d.logprobs for d in batch], width).to(model.device)  # (B, A)
                 ref_logprobs = None
                 if reference is not None:
-                    with torch.no_grad():
+                    with torch.no_grad(), autocast:
                         ref_logprobs = action_logprobs(reference, batch, tokenizer.pad_token_id, args.temperature)[0]
                 batch_advantages = padded([d.advantages for d in batch], width).to(model.device)  # (B, A)
                 loss, stats = policy_loss(logprobs, old_logprobs, ref_logprobs, batch_advantages, mask,
@@ -1233,6 +1270,7 @@ def main(args: Args) -> str:
                "train_success": float(np.mean([e.won for e in fresh])),
                "train_reward": float(np.mean([e.reward for e in fresh])),
                "invalid_action_rate": sum(e.invalid_actions for e in episodes) / len(decisions),
+               "malformed_reply_rate": sum(e.malformed_replies for e in episodes) / len(decisions),
                "decisions": len(decisions),
                "returns_per_task": len(episodes) / len(task_ids),
                "learning_rate": optimizer.param_groups[0]["lr"],
@@ -1291,6 +1329,7 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
         "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
         "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
+        "malformed_reply_rate": "charts/malformed_reply_rate",
         "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
         "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
         "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
@@ -1299,5 +1338,13 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
         "grad_norm": "losses/grad_norm", "reward_variance_in_groups": "charts/reward_variance_in_groups"}
 
+def parse_args(argv: list[str] | None = None) -> Args:
+    """The command line; `--preset` first replaces the defaults of the flags it names (a flag given still wins)."""
+    preset_parser = argparse.ArgumentParser(add_help=False)
+    preset_parser.add_argument("--preset", choices=list(PRESETS), default="none")
+    preset = preset_parser.parse_known_args(argv)[0].preset
+    return tyro.cli(Args, default=Args(**{**PRESETS[preset], "preset": preset}), args=argv)
+
+
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    main(parse_args())

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SMALL = dict(sft_steps=20, sft_episodes=40, tasks_per_step=2, eval_tasks=6, minibatch_size=16)
 # zero or -1 is meaningful for these flags and accepted (0 only; no flag accepts -1)
 ZERO_ALLOWED = {"seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "checkpoint_every",
-                "tree_log_every", "sft_mistake_prob", "delta_min", "lam"}
+                "tree_log_every", "sft_mistake_prob", "delta_min", "lam",
+                "format_penalty"}
 
 
 def numeric_fields(args_class):
