@@ -50,7 +50,9 @@ from typing import Literal
 
 import numpy as np
 import torch
+import torch.distributed as dist
 import tyro
+from torch.nn.parallel import DistributedDataParallel
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from transformers import DynamicCache
@@ -115,6 +117,9 @@ class Args:
     """chat profile: subtracted from the episode's reward for every reply without an `<action>...</action>`"""
     max_turns: int = 50
     """safety cap on turns per episode (envs have their own step limits)"""
+    task_seeds: bool = False
+    """seed every task's rollouts by (seed, step, task) and cut minibatches from the global batch, so that a run's
+    updates do not depend on how its tasks are split over ranks (always on under torchrun)"""
     env_workers: int = 1
     """threads that step the episodes' envs side by side (swe: each step waits on a Docker exec); the
     CPU-bound envs (webshop, math, alfworld) step serially and refuse more than 1 (envs/workers.py)"""
@@ -255,9 +260,11 @@ class HFSampler:
         self.model, self.tokenizer, self.max_new_tokens = model, tokenizer, max_new_tokens
 
     @torch.no_grad()
-    def generate(self, prompts: list[list[int]], temperature: float) -> list[tuple[list[int], list[float]]]:
+    def generate(self, prompts: list[list[int]], temperature: float,
+                 seeds: list[int] | None = None) -> list[tuple[list[int], list[float]]]:
         """Sampled action token ids (EOS included when reached) and their log-probs, per prompt.
-        Temperature 0 decodes greedily (log-probs then at temperature 1)."""
+        Temperature 0 decodes greedily (log-probs then at temperature 1). `seeds`: one per prompt, each sampled
+        from its own generator (the same tokens whatever else is in the batch), else the global one."""
         unique = list(dict.fromkeys(tuple(p) for p in prompts))
         row_of = {p: i for i, p in enumerate(unique)}
         length, device = max(len(p) for p in unique), self.model.device
@@ -277,12 +284,16 @@ class HFSampler:
         tokens: list[list[int]] = [[] for _ in prompts]
         logprobs: list[list[float]] = [[] for _ in prompts]
         eos = self.tokenizer.eos_token_id
+        generators = None if seeds is None else [torch.Generator(device).manual_seed(s) for s in seeds]
         for _ in range(self.max_new_tokens):
             step_logprobs = torch.log_softmax(logits.float() / (temperature or 1.0), dim=-1)  # (B, V)
             if temperature == 0:
                 next_tokens = step_logprobs.argmax(-1)
-            else:
+            elif generators is None:
                 next_tokens = torch.multinomial(step_logprobs.exp(), 1).squeeze(-1)
+            else:  # row by row, each rollout from its own generator
+                next_tokens = torch.cat([torch.multinomial(step_logprobs[row].exp(), 1, generator=generators[i])
+                                         for row, i in enumerate(active.tolist())])
             chosen = step_logprobs.gather(-1, next_tokens[:, None]).squeeze(-1)
             for i, token, logprob in zip(active.tolist(), next_tokens.tolist(), chosen.tolist()):
                 tokens[i].append(token)
@@ -333,9 +344,11 @@ class VLLMSampler:
         torch.set_num_threads = set_num_threads  # the CPU worker disables it process-wide; the trainer needs it
         torch.set_num_threads(threads)
 
-    def generate(self, prompts: list[list[int]], temperature: float) -> list[tuple[list[int], list[float]]]:
-        params = self.SamplingParams(temperature=temperature, max_tokens=self.max_new_tokens, logprobs=0,
-                                     stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False)
+    def generate(self, prompts: list[list[int]], temperature: float,
+                 seeds: list[int] | None = None) -> list[tuple[list[int], list[float]]]:
+        params = [self.SamplingParams(temperature=temperature, max_tokens=self.max_new_tokens, logprobs=0,
+                                      stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False,
+                                      seed=None if seeds is None else seeds[i]) for i in range(len(prompts))]
         outputs = self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
         results = []
         for output in outputs:
@@ -403,12 +416,16 @@ class Start:
     tree: int
     branch_point: int | None = None
     prefix_ids: list[int] = field(default_factory=list)
+    seed: int | None = None  # --task-seeds: the seed of this episode's sampling (None: the global generator)
 
 
-def reset_starts(envs, task_ids: list[int], group_size: int = 1) -> list[Start]:
-    """Env i starts a fresh episode of task task_ids[i // group_size] (tree i // group_size)."""
+def reset_starts(envs, task_ids: list[int], group_size: int = 1, seeds: list[int] | None = None) -> list[Start]:
+    """Env i starts a fresh episode of task task_ids[i // group_size] (tree i // group_size); with `seeds` (one
+    per task), member m of a group samples with the seed seeds[tree] + m."""
     return [Start(env, *env.reset(options={"task_id": task_ids[i // group_size]}), history=[],
-                  task_id=task_ids[i // group_size], tree=i // group_size) for i, env in enumerate(envs)]
+                  task_id=task_ids[i // group_size], tree=i // group_size,
+                  seed=None if seeds is None else seeds[i // group_size] + i % group_size)
+            for i, env in enumerate(envs)]
 
 
 def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: float,
@@ -422,7 +439,7 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
     observations, infos = [start.obs for start in starts], [start.info for start in starts]
     histories, prefixes = [list(start.history) for start in starts], [start.prefix_ids for start in starts]
     active = list(range(len(envs)))
-    for _ in range(args.max_turns):
+    for turn in range(args.max_turns):
         if not active:
             break
         prompts = []
@@ -433,7 +450,8 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
             if record_states:
                 snapshot = ReplaySnapshot(envs[i]) if args.replay_snapshots else envs[i].snapshot()
                 episodes[i].states.append((snapshot, observations[i], infos[i], list(histories[i])))
-        samples = sampler.generate(prompts, temperature)
+        seeds = None if starts[0].seed is None else [episode_seed(starts[i].seed, turn) for i in active]
+        samples = sampler.generate(prompts, temperature, seeds)
         actions = []
         for i, prompt_ids, (action_ids, logprobs) in zip(active, prompts, samples):
             action, well_formed = parse_reply(tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True),
@@ -668,11 +686,11 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
     Sequences are left-padded so that every action ends at the last column; only the last A+1
     positions go through the LM head (the vocabulary projection dominates memory otherwise).
     """
-    lengths = [len(d.prompt_ids) + len(d.action_ids) for d in decisions]
+    lengths, device = [len(d.prompt_ids) + len(d.action_ids) for d in decisions], next(model.parameters()).device
     total, width = max(lengths), max(len(d.action_ids) for d in decisions)
-    input_ids = torch.full((len(decisions), total), pad_token_id, device=model.device)  # (B, T)
-    attention_mask = torch.zeros((len(decisions), total), dtype=torch.long, device=model.device)
-    action_mask = torch.zeros((len(decisions), width), dtype=torch.bool, device=model.device)  # (B, A)
+    input_ids = torch.full((len(decisions), total), pad_token_id, device=device)  # (B, T)
+    attention_mask = torch.zeros((len(decisions), total), dtype=torch.long, device=device)
+    action_mask = torch.zeros((len(decisions), width), dtype=torch.bool, device=device)  # (B, A)
     for row, (d, n) in enumerate(zip(decisions, lengths)):
         input_ids[row, total - n:] = torch.tensor(d.prompt_ids + d.action_ids)
         attention_mask[row, total - n:] = 1
@@ -686,10 +704,11 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
     return (logprobs, entropy, action_mask, logprobs_all) if return_all else (logprobs, entropy, action_mask)
 
 
-def policy_loss(logprobs, old_logprobs, ref_logprobs, advantages, mask, clip_eps, epsilon_high, beta):
+def policy_loss(logprobs, old_logprobs, ref_logprobs, advantages, mask, clip_eps, epsilon_high, beta,
+                num_tokens: int | None = None):
     """PPO-clip surrogate (GRPO Eq. 3) + beta * k3 KL to the reference (GRPO Eq. 4). Every input is (B, A),
     per action token. Normalization unit, the same in every script: the mean over the valid tokens of one
-    optimizer minibatch."""
+    optimizer minibatch (`num_tokens`: of the global minibatch, under torchrun)."""
     log_ratio = logprobs - old_logprobs
     ratio = log_ratio.exp()
     surrogate = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip_eps, 1 + epsilon_high))
@@ -698,7 +717,7 @@ def policy_loss(logprobs, old_logprobs, ref_logprobs, advantages, mask, clip_eps
     if beta > 0:
         kl_ref = (ref_logprobs - logprobs).exp() - (ref_logprobs - logprobs) - 1
         per_token = per_token + beta * kl_ref
-    tokens = mask.sum().clamp(min=1)
+    tokens = mask.sum().clamp(min=1) if num_tokens is None else num_tokens
     loss = (per_token * mask).sum() / tokens
     with torch.no_grad():
         stats = {
@@ -890,9 +909,96 @@ def save_checkpoint(path: str, state: dict) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
+# Distributed (torchrun): ranks split a step's tasks, never a group or tree; one update equals the
+# single-process update on the same global batch
+# ---------------------------------------------------------------------------------------------------
+def init_distributed() -> tuple[int, int]:
+    """(rank, world size): a process group under torchrun (gloo on CPU, nccl on CUDA), else (0, 1)."""
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    if world_size == 1:
+        return 0, 1
+    if not dist.is_initialized():
+        if torch.cuda.is_available():
+            torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return dist.get_rank(), world_size
+
+
+def gather(value, world_size: int) -> list:
+    """Every rank's `value` (any picklable object) in rank order; [value] in a single process."""
+    if world_size == 1:
+        return [value]
+    values = [None] * world_size
+    dist.all_gather_object(values, value)
+    return values
+
+
+def task_seed(seed: int, step: int, task_index: int) -> int:
+    """The sampling seed of the step's task `task_index` (its place in the global batch), on any rank."""
+    return ((seed * 1_000_003 + step) * 1_000_003 + task_index) * 1_000 % 2**62
+
+
+def episode_seed(seed: int, turn: int) -> int:
+    return (seed * 1_000_003 + turn) % 2**62
+
+
+def global_minibatches(decisions: list, keys: list[tuple], minibatch_size: int, world_size: int,
+                       generator: torch.Generator) -> list[tuple[list, int]]:
+    """Minibatches cut from the global batch: every rank learns every rank's decision keys (global task, place
+    in that task's decisions) and token counts, cuts one shared random order of them into minibatches, and keeps
+    the decisions it holds (possibly none: the caller pads). Returns (local decisions, global token count) per
+    minibatch, as many on every rank, so no rank waits for another in a gradient all-reduce."""
+    tokens = dict(zip(keys, (len(d.action_ids) for d in decisions)))
+    every = sorted((k, n) for part in gather(tokens, world_size) for k, n in part.items())
+    mine = dict(zip(keys, decisions))
+    order = torch.randperm(len(every), generator=generator).tolist()
+    batches = []
+    for start in range(0, len(order), minibatch_size):
+        chosen = [every[i] for i in order[start:start + minibatch_size]]
+        batches.append(([mine[k] for k, _ in chosen if k in mine], sum(n for _, n in chosen)))
+    return batches
+
+
+def decision_keys(decisions: list, episodes: list, global_task: list[int]) -> list[tuple[int, int]]:
+    """(global task index, place among that task's decisions) of every decision: the same on any rank."""
+    tree_of: dict[int, int] = {}
+    for e in episodes:
+        for d in e.decisions:
+            tree_of.setdefault(d, e.tree)
+    counts: dict[int, int] = {}
+    keys = []
+    for d in range(len(decisions)):
+        task = global_task[tree_of[d]]
+        keys.append((task, counts.get(task, 0)))
+        counts[task] = counts.get(task, 0) + 1
+    return keys
+
+
+def reduce_row(row: dict, world_size: int, summed: tuple[str, ...]) -> dict:
+    """A step's metrics over all ranks: the values in `summed` added (counts, and the loss terms, whose per-rank
+    parts are already divided by the global token count), every other value the mean of the ranks' values."""
+    if world_size == 1:
+        return row
+    parts = gather(row, world_size)
+    return {k: v if k == "step" or v is None else (sum(p[k] for p in parts) if k in summed else
+                                                   sum(p[k] for p in parts) / world_size) for k, v in row.items()}
+
+
+# ---------------------------------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------------------------------
 def main(args: Args) -> str:
+    # TRY NOT TO MODIFY: processes (torchrun: one per rank; rank 0 alone writes files and prints)
+    rank, world_size = init_distributed()
+    if rank > 0:
+        sys.stdout = open(os.devnull, "w")
+    if world_size > 1 or args.task_seeds:  # the per-task seeds of its forks are not written yet
+        raise SystemExit("branchopd.py does not run under torchrun (or with --task-seeds) yet; grpo_baseline.py and "
+                         "bpo.py do")
+    if world_size > 1 and args.backend == "vllm":
+        raise SystemExit("--backend vllm under torchrun is not supported yet (one engine per rank needs vLLM's "
+                         "external_launcher executor); use --backend hf")
+
     # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config wins, except --total-steps)
     if args.resume:
         run_dir = args.resume
@@ -902,6 +1008,8 @@ def main(args: Args) -> str:
             saved = {k: v for k, v in json.load(f).items() if k in Args.__dataclass_fields__}
         args = Args(**{**saved, "resume": run_dir, "total_steps": args.total_steps or saved["total_steps"],
                        "stop_at_step": args.stop_at_step})
+    elif rank > 0:
+        args, run_dir = apply_env_defaults(args), None
     else:
         args = apply_env_defaults(args)
         run_dir = base = os.path.join(args.runs_dir, f"{args.env}__{args.exp_name}__{args.seed}__{int(time.time())}")
@@ -914,10 +1022,14 @@ def main(args: Args) -> str:
                 run_dir = f"{base}.{attempt}"
         else:
             raise SystemExit(f"cannot create a run directory {base}.N: too many runs started in this second")
+    run_dir = gather(run_dir, world_size)[0]  # rank 0's
+    args.task_seeds = args.task_seeds or world_size > 1
 
     # TRY NOT TO MODIFY: the starting policy and its prompt settings (one source of truth: the warm start);
     # a resumed run reloads the very directory it started from (policy.json)
     policy_json, model_name = os.path.join(run_dir, "policy.json"), args.model
+    if rank > 0:
+        dist.barrier()  # rank 0 builds (or finds) the warm start and writes policy.json first
     if os.path.exists(policy_json):
         with open(policy_json) as f:
             model_name = json.load(f)["model_dir"]
@@ -926,14 +1038,16 @@ def main(args: Args) -> str:
         mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
         include_admissible=args.include_admissible)
     args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
-    if not args.resume:
+    if not args.resume and rank == 0:
         with open(os.path.join(run_dir, "config.json"), "w") as f:
             json.dump({**asdict(args), "provenance": provenance(model_dir)}, f, indent=1)
         with open(policy_json, "w") as f:
             json.dump({"model_dir": model_dir}, f)
     teacher, teacher_dir = load_teacher(args.teacher, args.env, tokenizer, prompt, args.cache_dir, args.sft_seed,
                                         steps=args.sft_steps, episodes=args.sft_episodes)
-    model.to("cuda" if torch.cuda.is_available() else "cpu")
+    if rank == 0 and world_size > 1:
+        dist.barrier()
+    model.to(f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu")
     if args.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     autocast = torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=args.bf16)  # --bf16: forwards only
@@ -948,6 +1062,8 @@ def main(args: Args) -> str:
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     reference = copy.deepcopy(model).requires_grad_(False) if args.beta > 0 else None
+    learner = DistributedDataParallel(model, broadcast_buffers=False) if world_size > 1 else model  # averages grads
+    minibatch_generator = torch.Generator().manual_seed(args.seed)  # --task-seeds: the same order on every rank
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
     learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / max(1, args.warmup_steps)) * 0.5 * (
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
@@ -970,19 +1086,22 @@ def main(args: Args) -> str:
         optimizer.load_state_dict(checkpoint["optimizer"])
         start_step, rows = checkpoint["step"], checkpoint["rows"]
         task_rng.setstate(checkpoint["task_rng"])
-        random.setstate(checkpoint["python_rng"])
-        np.random.set_state(checkpoint["numpy_rng"])
-        torch.set_rng_state(checkpoint["torch_rng"])
+        rngs = checkpoint.get("rank_rngs", [checkpoint])[rank]  # each rank's own generators
+        random.setstate(rngs["python_rng"])
+        np.random.set_state(rngs["numpy_rng"])
+        torch.set_rng_state(rngs["torch_rng"])
+        minibatch_generator.set_state(checkpoint.get("minibatch_rng", minibatch_generator.get_state()))
         grad_norm_window.extend(checkpoint["grad_norm_window"])
         fork_rng.setstate(checkpoint["fork_rng"])
         sampler.sync_weights(model)
         print(f"resumed {run_dir} at step {start_step}")
 
-    # TRY NOT TO MODIFY: logging
-    writer = SummaryWriter(run_dir)
-    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in
-                                                                        vars(args).items()))
-    if args.track:
+    # TRY NOT TO MODIFY: logging (rank 0)
+    writer = SummaryWriter(run_dir) if rank == 0 else None
+    if rank == 0:
+        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in
+                                                                            vars(args).items()))
+    if args.track and rank == 0:
         import wandb
         wandb.init(project=args.wandb_project_name, config=asdict(args), name=os.path.basename(run_dir))
     shape = {"branch": f"1 main trajectory, B={args.num_forks} forks x k={args.continuations} continuations",
@@ -992,6 +1111,8 @@ def main(args: Args) -> str:
 
     def log_row(row: dict) -> None:
         rows.append(row)
+        if rank > 0:
+            return
         for key, value in row.items():
             if key != "step" and value is not None:
                 writer.add_scalar(TAGS.get(key, f"charts/{key}"), value, row["step"])
@@ -1016,6 +1137,8 @@ def main(args: Args) -> str:
                     row[f"{split_prefix(split, i == 0)}_{metric}_{decoding}" + ("_se" if se else "")] = value
                 shown += [{"step": step, "split": split, "decoding": decoding, **transcript(e)} for e in episodes[:3]]
         log_row(row)
+        if rank > 0:
+            return
         with open(os.path.join(run_dir, "transcripts.jsonl"), "a") as f:  # a few held-out episodes, as played
             f.writelines(json.dumps(t) + "\n" for t in shown)
         writer.add_text("eval/transcripts", "\n\n".join(
@@ -1043,7 +1166,8 @@ def main(args: Args) -> str:
                    f"greedy {teacher_row['teacher_success_greedy']:.3f}")
 
     last_step = min(args.total_steps, args.stop_at_step or args.total_steps)
-    progress = tqdm(range(start_step, last_step), initial=start_step, total=args.total_steps, desc="steps")
+    progress = tqdm(range(start_step, last_step), initial=start_step, total=args.total_steps, desc="steps",
+                    disable=rank > 0)
     for step in progress:
         if (step == 0 or args.eval_every and step % args.eval_every == 0) and not any(
                 r["step"] == step and "eval_success_greedy" in r for r in rows):
@@ -1053,6 +1177,7 @@ def main(args: Args) -> str:
         # ALGO LOGIC: 1. rollouts: main trajectories, teacher log-probs, fork points and continuations (4.1-4.2)
         model.eval()
         task_ids = [task_rng.randrange(train_envs[0].num_tasks) for _ in range(args.tasks_per_step)]
+        global_task = list(range(rank, args.tasks_per_step, world_size))  # this rank's tasks (torchrun: a share)
         with autocast:
             decisions, episodes, forks = grow_branches(train_envs, task_ids, model, teacher, sampler, tokenizer,
                                                        args, fork_rng)
@@ -1063,7 +1188,7 @@ def main(args: Args) -> str:
 
         # ALGO LOGIC: the first tasks' trees for trees.jsonl: main trajectories cut at their forks, each fork's
         #    entropy, disagreement and score (4.1); a node's advantage is its mean teacher signal
-        if args.tree_log_every and step % args.tree_log_every == 0:
+        if args.tree_log_every and step % args.tree_log_every == 0 and rank == 0:
             pieces = fork_pieces(decisions, episodes, lambda e: None if e.branch_point is None else
                                  forks[e.tree][e.branch_point])
             kinds = ["main" if e.branch_point is None else "fork" for e in episodes]
@@ -1079,12 +1204,22 @@ def main(args: Args) -> str:
         model.train()
         trainable = [d for d in decisions if any(d.advantages) or args.beta > 0]
         stats_log, grad_norms = [], []
+        keys = decision_keys(decisions, episodes, global_task)
+        trainable_keys = [k for k, d in zip(keys, decisions) if any(d.advantages) or args.beta > 0]
         for _ in range(args.update_epochs):
-            order = torch.randperm(len(trainable)).tolist()
-            for start in range(0, len(order), args.minibatch_size):
-                batch = [trainable[i] for i in order[start:start + args.minibatch_size]]
+            if args.task_seeds:  # minibatches of the global batch, as many on every rank (torchrun)
+                minibatches = global_minibatches(trainable, trainable_keys, args.minibatch_size, world_size,
+                                                 minibatch_generator)
+            else:
+                order = torch.randperm(len(trainable)).tolist()
+                minibatches = [([trainable[i] for i in order[start:start + args.minibatch_size]], None)
+                               for start in range(0, len(order), args.minibatch_size)]
+            for batch, num_tokens in minibatches:
+                weight = 1.0 if batch else 0.0  # a rank with no share of this minibatch still joins its all-reduce
+                batch = batch or decisions[:1]
                 with autocast:
-                    logprobs, entropy, mask = action_logprobs(model, batch, tokenizer.pad_token_id, args.temperature)
+                    logprobs, entropy, mask = action_logprobs(learner, batch, tokenizer.pad_token_id,
+                                                              args.temperature)
                 width = mask.shape[1]
                 old_logprobs = padded([d.logprobs for d in batch], width).to(model.device)  # (B, A)
                 ref_logprobs = None
@@ -1093,7 +1228,7 @@ def main(args: Args) -> str:
                         ref_logprobs = action_logprobs(reference, batch, tokenizer.pad_token_id, args.temperature)[0]
                 batch_advantages = padded([d.advantages for d in batch], width).to(model.device)  # (B, A)
                 loss, stats = policy_loss(logprobs, old_logprobs, ref_logprobs, batch_advantages, mask,
-                                          args.clip_eps, args.epsilon_high, args.beta)
+                                          args.clip_eps, args.epsilon_high, args.beta, num_tokens)
                 if args.pbr:  # section 4.4: weight 0.01, the weighted loss scaled down to at most 0.02
                     with autocast:
                         repair, stats["pbr_events"] = pbr_loss(model, batch, tokenizer.pad_token_id, args.temperature)
@@ -1101,7 +1236,7 @@ def main(args: Args) -> str:
                     loss = loss + weighted * min(1.0, args.pbr_cap / max(float(weighted.detach()), 1e-12))
                     stats["pbr_loss"] = float(repair.detach())
                 optimizer.zero_grad()
-                loss.backward()
+                (loss * weight * world_size).backward()  # DDP averages over ranks: a sum over the global minibatch
                 grad_norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)))
                 grad_norm_window.append(grad_norms[-1])
                 optimizer.step()
@@ -1139,6 +1274,10 @@ def main(args: Args) -> str:
                                                          for ls, lt in zip(d.logprobs, d.teacher_logprobs)])),
                     "student_tokens_per_task": sum(len(d.action_ids) for d in decisions) / len(task_ids),
                     **branch_diagnostics(decisions, episodes, forks)})
+        row = reduce_row(row, world_size, summed=("decisions", "trained_decisions", "decision_tokens",
+                                                  "rollout_tokens_per_second", "policy_loss", "kl_ref", "approx_kl",
+                                                  "clipfrac", "decoded_tokens", "independent_tokens",
+                                                  "computed_tokens"))  # counts, and the parts of global token means
         log_row(row)
         progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
         tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "
@@ -1148,11 +1287,14 @@ def main(args: Args) -> str:
 
         # TRY NOT TO MODIFY: checkpoint (atomic), every --checkpoint-every steps and at the last step of this run
         if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
-            save_checkpoint(checkpoint_path, {
-                "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                "step": step + 1, "rows": rows, "task_rng": task_rng.getstate(), "python_rng": random.getstate(),
-                "numpy_rng": np.random.get_state(), "torch_rng": torch.get_rng_state(),
-                "grad_norm_window": list(grad_norm_window), "fork_rng": fork_rng.getstate()})
+            rngs = gather({"python_rng": random.getstate(), "numpy_rng": np.random.get_state(),
+                           "torch_rng": torch.get_rng_state()}, world_size)  # every rank's generators
+            if rank == 0:
+                save_checkpoint(checkpoint_path, {
+                    "model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step + 1, "rows": rows,
+                    "task_rng": task_rng.getstate(), **rngs[0], "rank_rngs": rngs,
+                    "minibatch_rng": minibatch_generator.get_state(), "grad_norm_window": list(grad_norm_window),
+                    "fork_rng": fork_rng.getstate()})
 
     # TRY NOT TO MODIFY: the final evaluation, model and summary
     if last_step < args.total_steps:
@@ -1160,6 +1302,10 @@ def main(args: Args) -> str:
         return run_dir
     if not any(r["step"] == args.total_steps and "eval_success_greedy" in r for r in rows):
         run_evaluation(args.total_steps)
+    if world_size > 1:
+        dist.destroy_process_group()
+    if rank > 0:
+        return run_dir
     model.save_pretrained(os.path.join(run_dir, "final_model"))
     tokenizer.save_pretrained(os.path.join(run_dir, "final_model"))
     with open(os.path.join(run_dir, "final_model", "prompt.json"), "w") as f:
@@ -1184,6 +1330,7 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
         "grad_norm": "losses/grad_norm", "pbr_loss": "losses/pbr_loss", "pbr_events": "losses/pbr_events",
         "teacher_student_kl": "losses/teacher_student_kl"}
+
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """The command line; `--preset` first replaces the defaults of the flags it names (a flag given still wins)."""

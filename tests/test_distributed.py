@@ -1,0 +1,80 @@
+"""torchrun on CPU (gloo, 2 processes on this machine's loopback): one update with 2 ranks equals one update with
+1 rank on the same global batch, a 2-rank run writes one set of artifacts, and it resumes exactly."""
+
+import csv
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = ["grpo_baseline.py", "bpo.py"]
+# a warm start good enough for some groups to have unequal returns (an update to compare)
+SMALL = ["--env", "webshop", "--sft-steps", "150", "--sft-episodes", "150", "--tasks-per-step", "4",
+         "--eval-tasks", "4", "--eval-every", "0", "--minibatch-size", "8",
+         "--tree-log-every", "0", "--task-seeds"]
+
+
+PER_SCRIPT = {"grpo_baseline.py": ["--num-generations", "4"], "bpo.py": ["--branch-factor", "3"]}
+
+
+def run(script: str, flags: list[str], ranks: int, cache_dir: str):
+    launcher = [sys.executable] if ranks == 1 else [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                                     "--nproc_per_node", str(ranks)]
+    result = subprocess.run(launcher + [script, *SMALL, *PER_SCRIPT[script], "--cache-dir", cache_dir,
+                                         *flags], cwd=ROOT,
+                            capture_output=True, text=True, timeout=1200, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout
+
+
+def weights(run_dir: str) -> dict:
+    return torch.load(os.path.join(run_dir, "checkpoint.pt"), weights_only=False)
+
+
+def only_run_dir(runs_dir) -> str:
+    (run_dir,) = glob.glob(os.path.join(runs_dir, "*"))
+    return run_dir
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_two_ranks_update_equals_one_rank(script, tmp_path, cache_dir):
+    run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "one")], 1, cache_dir)
+    run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "two")], 2, cache_dir)
+    one, two = weights(only_run_dir(tmp_path / "one")), weights(only_run_dir(tmp_path / "two"))
+    assert one["rows"][-1]["trained_decisions"] == two["rows"][-1]["trained_decisions"] > 0
+    assert one["rows"][-1]["decisions"] == two["rows"][-1]["decisions"]
+    with open(os.path.join(only_run_dir(tmp_path / "one"), "policy.json")) as f:
+        initial = load_file(os.path.join(json.load(f)["model_dir"], "model.safetensors"))
+    moved = max((one["model"][k] - initial[k]).abs().max().item() for k in initial)  # the update's size
+    difference = max((one["model"][k] - two["model"][k]).abs().max().item() for k in one["model"])
+    assert moved > 1e-5 and difference < 1e-2 * moved, (moved, difference)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_a_two_rank_run_writes_one_set_of_artifacts_and_resumes_exactly(script, tmp_path, cache_dir):
+    run(script, ["--total-steps", "2", "--runs-dir", str(tmp_path / "straight")], 2, cache_dir)
+    out = run(script, ["--total-steps", "2", "--stop-at-step", "1", "--runs-dir", str(tmp_path / "chunks")], 2,
+              cache_dir)
+    assert "continue with --resume" in out
+    chunked = only_run_dir(tmp_path / "chunks")
+    run(script, ["--resume", chunked], 2, cache_dir)
+    straight = only_run_dir(tmp_path / "straight")
+    names = lambda d: sorted(n for n in os.listdir(d) if not n.startswith("events.out.tfevents."))
+    assert names(chunked) == names(straight)  # one set of artifacts: nothing per rank
+    assert len(glob.glob(os.path.join(straight, "events.out.tfevents.*"))) == 1  # rank 0's TensorBoard log
+    a, b = weights(straight), weights(chunked)
+    assert len(b["rank_rngs"]) == 2 and a["step"] == b["step"] == 2
+    assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+    timing = {"step_seconds", "rollout_tokens_per_second", "snapshot_percent"}  # wall-clock, not state
+    with open(os.path.join(straight, "metrics.csv")) as f, open(os.path.join(chunked, "metrics.csv")) as g:
+        rows_a, rows_b = list(csv.DictReader(f)), list(csv.DictReader(g))
+    assert [{k: v for k, v in r.items() if k not in timing} for r in rows_a] == [
+        {k: v for k, v in r.items() if k not in timing} for r in rows_b]
