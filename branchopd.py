@@ -596,15 +596,17 @@ def select_forks(episode: Episode, decisions: list[Decision], entropy, mask, tok
     return forks
 
 
-def grow_branches(envs, task_ids: list[int], model, teacher, sampler, tokenizer, args: Args, rng: random.Random):
+def grow_branches(envs, task_ids: list[int], model, teacher, sampler, tokenizer, args: Args, rng: random.Random,
+                  seeds: list[int] | None = None):
     """Sections 4.1-4.2: one main trajectory per task from the frozen rollout student (`multi_rollout`:
     --num-generations), the teacher's log-prob of every sampled token, fork points, and k continuations per
     fork, resampled from the fork prefix in the env restored at the fork's turn and run to termination, all
     batched through one `rollout`. Returns (decisions, episodes, forks): forks[i] lists task i's (turn,
-    position) fork points; continuation j of a task has branch_point = the index of its fork there."""
+    position) fork points; continuation j of a task has branch_point = the index of its fork there. With `seeds`
+    (one per task), each task samples and picks its forks from its own seed, whatever else is in the batch."""
     group = args.num_generations if args.mode == "multi_rollout" else 1
-    decisions, episodes = rollout(reset_starts(envs[:len(task_ids) * group], task_ids, group), sampler, tokenizer,
-                                  args, args.temperature, record_states=args.mode == "branch")
+    decisions, episodes = rollout(reset_starts(envs[:len(task_ids) * group], task_ids, group, seeds), sampler,
+                                  tokenizer, args, args.temperature, record_states=args.mode == "branch")
     attach_teacher_logprobs(teacher, decisions, tokenizer.pad_token_id)
     if args.mode != "branch":
         return decisions, episodes, [[] for _ in task_ids]
@@ -612,14 +614,16 @@ def grow_branches(envs, task_ids: list[int], model, teacher, sampler, tokenizer,
         _, entropy, mask = action_logprobs(model, decisions, tokenizer.pad_token_id, args.temperature)
     forks, starts = [], []
     for episode in episodes:
-        chosen = select_forks(episode, decisions, entropy, mask, tokenizer, args, rng)
+        tree_rng = rng if seeds is None else random.Random(seeds[episode.tree])
+        chosen = select_forks(episode, decisions, entropy, mask, tokenizer, args, tree_rng)
         forks.append(chosen)
         for fork, (turn, position) in enumerate(chosen):
             snapshot, obs, info, history = episode.states[turn]
             prefix = decisions[episode.decisions[turn]].action_ids[:position]
-            for _ in range(args.continuations):
+            for c in range(args.continuations):
+                seed = None if seeds is None else seeds[episode.tree] + 1 + fork * args.continuations + c
                 starts.append(Start(snapshot.restore(), obs, info, history, episode.task_id, episode.tree, fork,
-                                    prefix))
+                                    prefix, seed))
     branch_decisions, branches = rollout(starts, sampler, tokenizer, args, args.temperature)
     attach_teacher_logprobs(teacher, branch_decisions, tokenizer.pad_token_id)
     for branch in branches:
@@ -757,16 +761,20 @@ def padded(values: list[list[float]], width: int) -> torch.Tensor:
 # Evaluation
 # ---------------------------------------------------------------------------------------------------
 def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperature: float,
-             teacher=None) -> tuple[dict, list]:
+             teacher=None, rank: int = 0, world_size: int = 1) -> tuple[dict, list]:
     """Held-out success and mean reward with their standard errors (binomial for success), and the episodes;
-    with a teacher, also the mean teacher-student reverse KL (k3) per token of the held-out trajectories."""
-    decisions, episodes = rollout(reset_starts(envs, task_ids), sampler, tokenizer, args, temperature)
+    with a teacher, also the mean teacher-student reverse KL (k3) per token of the held-out trajectories.
+    Under torchrun each rank plays every world_size-th task; the episodes (and KL terms) are gathered."""
+    shard = task_ids[rank::world_size]
+    decisions, episodes = rollout(reset_starts(envs[:len(shard)], shard), sampler, tokenizer, args, temperature)
+    episodes = [e for part in gather(episodes, world_size) for e in part]
     won, rewards = np.array([e.won for e in episodes], dtype=float), np.array([e.reward for e in episodes])
     result = {"success": float(won.mean()), "success_se": float(np.sqrt(won.mean() * (1 - won.mean()) / len(won))),
               "reward": float(rewards.mean()), "reward_se": float(rewards.std() / np.sqrt(len(rewards)))}
     if teacher is not None and temperature > 0:
         attach_teacher_logprobs(teacher, decisions, tokenizer.pad_token_id)
-        result["kl"] = float(np.mean([k3(ls, lt) for d in decisions for ls, lt in zip(d.logprobs, d.teacher_logprobs)]))
+        terms = [k3(ls, lt) for d in decisions for ls, lt in zip(d.logprobs, d.teacher_logprobs)]
+        result["kl"] = float(np.mean([t for part in gather(terms, world_size) for t in part]))
     return result, episodes
 
 
@@ -992,9 +1000,6 @@ def main(args: Args) -> str:
     rank, world_size = init_distributed()
     if rank > 0:
         sys.stdout = open(os.devnull, "w")
-    if world_size > 1 or args.task_seeds:  # the per-task seeds of its forks are not written yet
-        raise SystemExit("branchopd.py does not run under torchrun (or with --task-seeds) yet; grpo_baseline.py and "
-                         "bpo.py do")
     if world_size > 1 and args.backend == "vllm":
         raise SystemExit("--backend vllm under torchrun is not supported yet (one engine per rank needs vLLM's "
                          "external_launcher executor); use --backend hf")
@@ -1131,7 +1136,7 @@ def main(args: Args) -> str:
             for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
                 with autocast:
                     result, episodes = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args, temperature,
-                                                teacher)
+                                                teacher, rank, world_size)
                 for key, value in result.items():
                     metric, _, se = key.partition("_")
                     row[f"{split_prefix(split, i == 0)}_{metric}_{decoding}" + ("_se" if se else "")] = value
@@ -1157,7 +1162,8 @@ def main(args: Args) -> str:
         teacher_row = {"step": 0}
         for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
             with autocast:
-                result, _ = evaluate(envs, list(range(len(envs))), teacher_sampler, tokenizer, args, temperature)
+                result, _ = evaluate(envs, list(range(len(envs))), teacher_sampler, tokenizer, args, temperature,
+                                     None, rank, world_size)
             teacher_row.update({f"teacher_success_{decoding}": result["success"],
                                 f"teacher_success_{decoding}_se": result["success_se"]})
         log_row(teacher_row)
@@ -1178,9 +1184,10 @@ def main(args: Args) -> str:
         model.eval()
         task_ids = [task_rng.randrange(train_envs[0].num_tasks) for _ in range(args.tasks_per_step)]
         global_task = list(range(rank, args.tasks_per_step, world_size))  # this rank's tasks (torchrun: a share)
+        task_ids, seeds = [task_ids[i] for i in global_task], [task_seed(args.seed, step, i) for i in global_task]
         with autocast:
             decisions, episodes, forks = grow_branches(train_envs, task_ids, model, teacher, sampler, tokenizer,
-                                                       args, fork_rng)
+                                                       args, fork_rng, seeds if args.task_seeds else None)
         rollout_time = time.time() - step_start
 
         # ALGO LOGIC: 2. advantages: the clipped per-token teacher signal, no task reward (4.3)
@@ -1233,7 +1240,15 @@ def main(args: Args) -> str:
                     with autocast:
                         repair, stats["pbr_events"] = pbr_loss(model, batch, tokenizer.pad_token_id, args.temperature)
                     weighted = args.pbr_weight * repair
-                    loss = loss + weighted * min(1.0, args.pbr_cap / max(float(weighted.detach()), 1e-12))
+                    capped_on = float(weighted.detach())
+                    if args.task_seeds:  # the mean over the global minibatch's events (torchrun): this rank's part
+                        parts = gather((stats["pbr_events"] * weight, float(repair) * stats["pbr_events"] * weight),
+                                       world_size)
+                        global_events = max(1, sum(n for n, _ in parts))
+                        repair = repair * stats["pbr_events"] / global_events
+                        weighted = args.pbr_weight * repair
+                        capped_on = args.pbr_weight * sum(r for _, r in parts) / global_events
+                    loss = loss + weighted * min(1.0, args.pbr_cap / max(capped_on, 1e-12))
                     stats["pbr_loss"] = float(repair.detach())
                 optimizer.zero_grad()
                 (loss * weight * world_size).backward()  # DDP averages over ranks: a sum over the global minibatch
@@ -1241,7 +1256,7 @@ def main(args: Args) -> str:
                 grad_norm_window.append(grad_norms[-1])
                 optimizer.step()
                 stats["entropy"] = float((entropy.detach() * mask).sum() / mask.sum())
-                stats_log.append(stats)
+                stats_log.append({k: v * weight for k, v in stats.items()})
         sampler.sync_weights(model)
 
         # TRY NOT TO MODIFY: logging (the comparison diagnostics are defined the same way in every script)
@@ -1276,8 +1291,8 @@ def main(args: Args) -> str:
                     **branch_diagnostics(decisions, episodes, forks)})
         row = reduce_row(row, world_size, summed=("decisions", "trained_decisions", "decision_tokens",
                                                   "rollout_tokens_per_second", "policy_loss", "kl_ref", "approx_kl",
-                                                  "clipfrac", "decoded_tokens", "independent_tokens",
-                                                  "computed_tokens"))  # counts, and the parts of global token means
+                                                  "clipfrac", "decoded_tokens", "independent_tokens", "computed_tokens",
+                                                  "pbr_loss", "pbr_events"))  # counts, parts of global means
         log_row(row)
         progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
         tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "

@@ -1175,8 +1175,8 @@ def main(args: Args) -> str:
     if rank > 0:
         sys.stdout = open(os.devnull, "w")
     if world_size > 1 or args.task_seeds:  # the per-task seeds of its segment trees are not written yet
-        raise SystemExit("treepo.py does not run under torchrun (or with --task-seeds) yet; grpo_baseline.py and "
-                         "bpo.py do")
+        raise SystemExit("treepo.py does not run under torchrun (or with --task-seeds) yet; grpo_baseline.py, "
+                         "bpo.py and branchopd.py do")
     if world_size > 1 and args.backend == "vllm":
         raise SystemExit("--backend vllm under torchrun is not supported yet (one engine per rank needs vLLM's "
                          "external_launcher executor); use --backend hf")
@@ -1396,7 +1396,7 @@ def main(args: Args) -> str:
                 grad_norm_window.append(grad_norms[-1])
                 optimizer.step()
                 stats["entropy"] = float((entropy.detach() * mask).sum() / mask.sum())
-                stats_log.append(stats)
+                stats_log.append({k: v * weight for k, v in stats.items()})
         sampler.sync_weights(model)
 
         # TRY NOT TO MODIFY: logging (the comparison diagnostics are defined the same way in every script)
@@ -1434,8 +1434,8 @@ def main(args: Args) -> str:
                     **{key: tree_stats[key] / tree_stats["leaves"] for key in tree_stats if key.startswith("stop_")}})
         row = reduce_row(row, world_size, summed=("decisions", "trained_decisions", "decision_tokens",
                                                   "rollout_tokens_per_second", "policy_loss", "kl_ref", "approx_kl",
-                                                  "clipfrac", "decoded_tokens", "independent_tokens",
-                                                  "computed_tokens"))  # counts, and the parts of global token means
+                                                  "clipfrac", "decoded_tokens", "independent_tokens", "computed_tokens",
+                                                  "pbr_loss", "pbr_events"))  # counts, parts of global means
         log_row(row)
         if rank == 0:
             writer.add_histogram("charts/leaf_depth", np.array([len(e.node_ids) for e in episodes]), step + 1)

@@ -13,14 +13,15 @@ import torch
 from safetensors.torch import load_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPTS = ["grpo_baseline.py", "bpo.py"]
+SCRIPTS = ["grpo_baseline.py", "bpo.py", "branchopd.py"]
 # a warm start good enough for some groups to have unequal returns (an update to compare)
 SMALL = ["--env", "webshop", "--sft-steps", "150", "--sft-episodes", "150", "--tasks-per-step", "4",
          "--eval-tasks", "4", "--eval-every", "0", "--minibatch-size", "8",
          "--tree-log-every", "0", "--task-seeds"]
 
 
-PER_SCRIPT = {"grpo_baseline.py": ["--num-generations", "4"], "bpo.py": ["--branch-factor", "3"]}
+PER_SCRIPT = {"grpo_baseline.py": ["--num-generations", "4"], "bpo.py": ["--branch-factor", "3"],
+              "branchopd.py": ["--num-forks", "2"]}
 
 
 def run(script: str, flags: list[str], ranks: int, cache_dir: str):
