@@ -31,6 +31,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -57,14 +58,19 @@ def script_defaults(script: str, env: str) -> dict:
     return {"total_steps": module.ENV_DEFAULTS[env]["total_steps"], "eval_every": module.Args.eval_every}
 
 
+STATE_LOCK = threading.Lock()  # jobs run in threads: one writer of the state file at a time
+
+
 def run(job: dict, state: dict, state_path: str) -> str:
     """Run one job to its end (or continue it); returns its run directory."""
     key, log_path = job["key"], job["log"]
-    entry = state.setdefault(key, {})
+    with STATE_LOCK:
+        entry = state.setdefault(key, {})
     if entry.get("done") and os.path.exists(os.path.join(ROOT, entry["run_dir"], "metrics.csv")):
         return entry["run_dir"]
     if entry.get("done"):  # its run directory is gone (another machine, a cleaned runs/): run it again
-        entry.clear()
+        with STATE_LOCK:
+            entry.clear()
     command = [sys.executable, *job["command"]]
     if entry.get("run_dir") and os.path.exists(os.path.join(ROOT, entry["run_dir"], "config.json")):
         command = [sys.executable, job["command"][0], "--resume", entry["run_dir"]]  # interrupted: continue
@@ -77,16 +83,15 @@ def run(job: dict, state: dict, state_path: str) -> str:
             text = read_log_since(log_path, offset)
             found = re.findall(r"run dir (\S+)", text)
             if found and not entry.get("run_dir"):
-                entry["run_dir"] = found[0].rstrip(",")
-                save_state(state, state_path)
+                save_state(state, state_path, entry, run_dir=found[0].rstrip(","))
             if returncode is not None:
                 break
             time.sleep(2.0)
     if returncode != 0 or not re.search(r"^done: ", text, re.M):
-        raise SystemExit(f"{key} failed (exit {returncode}); see {log_path}. Run bench/compare.py again "
-                         f"to continue it from its checkpoint.")
-    entry["done"] = True
-    save_state(state, state_path)
+        tail = "\n".join(text.splitlines()[-30:])
+        raise SystemExit(f"{tail}\n{key} failed (exit {returncode}); the lines above end {log_path}. Run "
+                         f"bench/compare.py again to continue it from its checkpoint.")
+    save_state(state, state_path, entry, done=True)
     return entry["run_dir"]
 
 
@@ -96,10 +101,15 @@ def read_log_since(log_path: str, offset: int) -> str:
         return log.read()[offset:].decode(errors="replace")
 
 
-def save_state(state: dict, path: str) -> None:
-    with open(path + ".tmp", "w") as f:
-        json.dump(state, f, indent=1, sort_keys=True)
-    os.replace(path + ".tmp", path)
+def save_state(state: dict, path: str, entry: dict, **fields) -> None:
+    """Set `fields` of a job's `entry` in `state` and write the state file atomically, one thread at a time: two
+    jobs started together print their run directories together, and once raced on one temporary file (the
+    second `os.replace` found it gone) and on the dict being dumped while the other job changed it."""
+    with STATE_LOCK:
+        entry.update(fields)
+        with open(path + ".tmp", "w") as f:
+            json.dump(state, f, indent=1, sort_keys=True)
+        os.replace(path + ".tmp", path)
 
 
 def tokens_per_step(run_dir: str) -> float:

@@ -12,6 +12,12 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def compare(command: list[str]) -> None:
+    """Run bench/compare.py; on failure the assertion shows the end of its output (the failing run's log)."""
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, (done.stdout[-3000:] + done.stderr[-6000:])
+
+
 @pytest.mark.slow
 def test_compare_matches_tokens_writes_the_table_and_resumes(tmp_path, cache_dir):
     out = tmp_path / "out"
@@ -19,7 +25,7 @@ def test_compare_matches_tokens_writes_the_table_and_resumes(tmp_path, cache_dir
                "--eval-every", "1", "--eval-tasks", "2", "--calibration-steps", "1", "--runs-dir",
                str(tmp_path / "runs"), "--out-dir", str(out), "--", "--cache-dir", cache_dir, "--sft-steps", "20",
                "--sft-episodes", "40", "--tasks-per-step", "2", "--minibatch-size", "16"]
-    subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=1800)
+    compare(command)
     table = (out / "compare_math.md").read_text()
     labels = {"grpo": "GRPO", "rloo": "RLOO", "bpo": "BPO (M=2, K=4)", "treepo": "TreePO",
               "branchopd": "BranchOPD (distillation: teacher signal, no reward)"}
@@ -49,7 +55,7 @@ def test_compare_matches_tokens_writes_the_table_and_resumes(tmp_path, cache_dir
     (tmp_path / "runs" / "compare_math_runs.json").write_text(json.dumps(state))
     logs = tmp_path / "runs" / "logs"
     sizes = {p.name: p.stat().st_size for p in logs.iterdir()}
-    subprocess.run(command, cwd=ROOT, check=True, capture_output=True, timeout=1800)
+    compare(command)
     assert "resumed" in (logs / "math_bpo_1.log").read_text()
     assert {p.name: p.stat().st_size for p in logs.iterdir() if p.name != "math_bpo_1.log"} == {
         k: v for k, v in sizes.items() if k != "math_bpo_1.log"}
@@ -94,3 +100,29 @@ def test_the_run_directory_is_recorded_while_the_run_is_still_running(tmp_path):
     job = {"key": "bpo_1", "log": str(tmp_path / "bpo_1.log"), "command": ["-c", waiting]}
     assert compare.run(job, {}, str(state_path)) == "runs/compare/math__compare_bpo__1__7"
     assert marker.exists(), "the run directory reached the state file only after the run had ended"
+
+
+def test_jobs_ending_together_never_break_the_state_file(tmp_path):
+    """Regression: jobs run in threads and were phase-locked (both poll every 2 s from the same start), so two
+    of them could save the state file in the same instant: one temporary file for both (the second
+    `os.replace` found it gone) and a dict dumped while the other thread changed it."""
+    import threading
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import compare
+    state, state_path, errors = {}, str(tmp_path / "state.json"), []
+
+    def job(key: str) -> None:
+        try:
+            entry = state.setdefault(key, {})
+            for i in range(300):
+                compare.save_state(state, state_path, entry, run_dir=f"runs/{key}", step=i)
+        except Exception as error:  # noqa: BLE001 - any failure of a save is the bug
+            errors.append(repr(error))
+
+    threads = [threading.Thread(target=job, args=(f"job{k}",)) for k in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[:3]
+    assert json.load(open(state_path)) == {f"job{k}": {"run_dir": f"runs/job{k}", "step": 299} for k in range(6)}
