@@ -15,7 +15,7 @@ real chat models: the model's chat template, the task, recent turns, the admissi
 
 Tiny prompt layout (a 2-layer model copies only over short distances, so the task
 text sits right before the action slot, and is removed from the observation where it also appears):
-    {older turns: obs | act : action ||} {obs} | last : {last action} | [admissible : a , b |] {task} | act :
+    {older turns: obs | act : action ||} {obs} | last : {recent actions, a , b} | [admissible : a , b |] {task} | act :
 then the action tokens and EOS.
 
 Run alone to (re)build the warm start: `python policy.py --env webshop`.
@@ -60,12 +60,13 @@ PROMPT_WORDS = ["last", "act", "none", "admissible", "|", "||", ":", ","]
 
 
 def format_prompt(task: str, obs: str, history: list[tuple[str, str]], window: int = 0,
-                  admissible: list[str] | None = None) -> str:
-    """The user message for one decision: `window` older (obs, action) turns, then the current one."""
+                  admissible: list[str] | None = None, recent: int = 1) -> str:
+    """The user message for one decision: `window` older (obs, action) turns, then the current one, whose
+    `last :` lists the `recent` last actions (oldest first; a memoryless policy's only memory)."""
     parts = [f"{o} | act : {a} ||" for o, a in history[-window:]] if window > 0 else []
     if task and task != obs:  # the task is shown once, right before the action slot
         obs = obs.replace(task, "")
-    parts += [obs, f"last : {history[-1][1] if history else 'none'}"]
+    parts += [obs, "last : " + (" , ".join(a for _, a in history[-recent:]) if history else "none")]
     if admissible:
         parts.append("admissible : " + " , ".join(admissible))
     if task and task != obs:
@@ -109,10 +110,11 @@ def chat_messages(env_name: str, task: str, obs: str, history: list[tuple[str, s
 
 
 def build_prompt(tokenizer, env_name: str, profile: str, task: str, obs: str, history: list[tuple[str, str]],
-                 window: int = 0, admissible: list[str] | None = None) -> list[int]:
-    """Token ids of one decision's prompt in the given profile, ending where the reply starts."""
+                 window: int = 0, admissible: list[str] | None = None, recent: int = 1) -> list[int]:
+    """Token ids of one decision's prompt in the given profile, ending where the reply starts (`recent`: the
+    tiny profile's remembered actions; the chat profile shows the last `window` turns)."""
     if profile == "tiny":
-        return encode_prompt(tokenizer, env_name, format_prompt(task, obs, history, window, admissible))
+        return encode_prompt(tokenizer, env_name, format_prompt(task, obs, history, window, admissible, recent))
     messages = chat_messages(env_name, task, obs, history, window, admissible)
     text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     return tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -128,6 +130,22 @@ def parse_reply(reply: str, env_name: str, profile: str) -> tuple[str, bool]:
     return (found[-1].strip(), True) if found else (reply.strip(), False)
 
 
+# Constrained actions (`--constrain-actions`, tiny profile): the policy samples only admissible actions. The
+# sampler masks every token that does not continue one of them (a prefix walk over their token ids), and the
+# loss scores the sampled tokens under the same masked distribution, so the PPO ratio compares like with like.
+def action_choices(tokenizer, admissible: list[str], prefix: list[int]) -> list[list[int]]:
+    """Token ids (EOS included) of each admissible action that starts with `prefix`, with the prefix removed."""
+    sequences = tokenizer(admissible, add_special_tokens=False)["input_ids"] if admissible else []
+    return [s[len(prefix):] + [tokenizer.eos_token_id] for s in sequences if s[:len(prefix)] == prefix]
+
+
+def allowed_next(choices: list[list[int]], generated: list[int], eos_token_id: int) -> list[int]:
+    """The tokens that continue `generated` towards one of `choices` (EOS alone when none does)."""
+    n = len(generated)
+    allowed = {c[n] for c in choices if len(c) > n and c[:n] == generated}
+    return sorted(allowed) if allowed else [eos_token_id]
+
+
 # ---------------------------------------------------------------------------------------------------
 # Word-level tokenizer for the tiny model
 # ---------------------------------------------------------------------------------------------------
@@ -139,19 +157,23 @@ def parse_reply(reply: str, env_name: str, profile: str) -> tuple[str, bool]:
 PRETOKENIZE_PATTERN = r" ?\[[A-Z]+\]| ?B0[A-Z0-9]{8}\b| ?\p{L}+(?:-\p{L}+)*| ?\p{N}+(?:\.\p{N}+)?| ?[^\s\p{L}\p{N}]|\s"
 # For arithmetic: a digit is the same token wherever it stands (the space before a number is its own token).
 DIGITS_APART_PATTERN = r" ?\[[A-Z]+\]| ?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]|\s+"
+# For ALFWorld: an object or receptacle with its number (`apple 1`, `cabinet 10`) is one token, so naming the
+# object a command acts on is copying one token from the page, not binding a word to the number after it.
+WHOLE_NAMES_PATTERN = r" ?\[[A-Z]+\]| ?\p{L}+ \p{N}+\b| ?\p{L}+(?:-\p{L}+)*| ?\p{N}+(?:\.\p{N}+)?| ?[^\s\p{L}\p{N}]|\s"
 SPECIAL_TOKENS = {"pad_token": "<pad>", "unk_token": "<unk>", "bos_token": "<bos>", "eos_token": "<eos>"}
 # The tiny model has no roles: it sees BOS and the user message (the system prompt is for real models).
 TINY_CHAT_TEMPLATE = ("{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
                       "{{ message['content'] }}{% endif %}{% endfor %}")
 
 
-def pretokenize_pattern(digits_apart: bool) -> str:
-    return DIGITS_APART_PATTERN if digits_apart else PRETOKENIZE_PATTERN
+def pretokenize_pattern(digits_apart: bool, whole_names: bool = False) -> str:
+    return DIGITS_APART_PATTERN if digits_apart else WHOLE_NAMES_PATTERN if whole_names else PRETOKENIZE_PATTERN
 
 
-def build_word_tokenizer(words: list[str], digits_apart: bool = False) -> PreTrainedTokenizerFast:
+def build_word_tokenizer(words: list[str], digits_apart: bool = False,
+                         whole_names: bool = False) -> PreTrainedTokenizerFast:
     pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(pretokenize_pattern(digits_apart)), behavior="isolated"),
+        pre_tokenizers.Split(Regex(pretokenize_pattern(digits_apart, whole_names)), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
     pieces = set(pre_tokenizers.ByteLevel.alphabet())  # every single character stays encodable
@@ -223,9 +245,11 @@ class WarmStartConfig:
     learning_rate: float = 2e-3
     history_window: int = 0  # prompt settings (PROMPT_SETTINGS): the RL scripts sample with the same ones
     include_admissible: bool = False
+    recent_actions: int = 1  # how many last actions `last :` lists
     hidden_size: int = 128
     num_layers: int = 2
     digits_apart: bool = False
+    whole_names: bool = False  # `cabinet 3` is one token (WHOLE_NAMES_PATTERN)
     mistake_prob: float = 0.0  # how often the demonstrator takes each of its systematic mistakes (env.demo_action)
 
 
@@ -233,8 +257,8 @@ class WarmStartConfig:
 WARM_START_DEFAULTS = {
     "webshop": dict(episodes=2000, steps=1500, batch_size=32, learning_rate=2e-3, mistake_prob=0.25),
     "math": dict(episodes=20000, steps=900, batch_size=64, learning_rate=2e-3, digits_apart=True, mistake_prob=0.5),
-    "alfworld": dict(episodes=600, steps=1500, batch_size=32, learning_rate=2e-3, include_admissible=True,
-                     mistake_prob=0.5),
+    "alfworld": dict(episodes=400, steps=1500, batch_size=32, learning_rate=2e-3, include_admissible=True,
+                     recent_actions=15, whole_names=True, mistake_prob=0.5),
     "swe": dict(episodes=300, steps=1000, batch_size=32, learning_rate=2e-3, mistake_prob=0.25),
 }
 
@@ -250,7 +274,8 @@ def collect_demonstrations(env, config: WarmStartConfig) -> list[tuple[str, str]
         while not done:
             action = env.demo_action(rng, config.mistake_prob)
             admissible = info.get("admissible_actions") if config.include_admissible else None
-            pairs.append((format_prompt(info.get("task", ""), obs, history, config.history_window, admissible), action))
+            pairs.append((format_prompt(info.get("task", ""), obs, history, config.history_window, admissible,
+                                        config.recent_actions), action))
             history.append((obs, action))
             obs, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
@@ -317,8 +342,8 @@ def warm_start_key(config: WarmStartConfig, env_kwargs: dict, words: list[str], 
     for obj in (format_prompt, encode_prompt, build_word_tokenizer, build_tiny_model, collect_demonstrations, sft):
         digest.update(inspect.getsource(obj).encode())
     key = json.dumps({"config": asdict(config), "env_kwargs": env_kwargs,
-                      "tokenizer": [pretokenize_pattern(config.digits_apart), SPECIAL_TOKENS, TINY_CHAT_TEMPLATE,
-                                    hashlib.sha1("\n".join(words).encode()).hexdigest()],
+                      "tokenizer": [pretokenize_pattern(config.digits_apart, config.whole_names), SPECIAL_TOKENS,
+                                    TINY_CHAT_TEMPLATE, hashlib.sha1("\n".join(words).encode()).hexdigest()],
                       "system_prompt": SYSTEM_PROMPTS.get(config.env, ""), "sources": digest.hexdigest()},
                      sort_keys=True)
     return hashlib.sha1(key.encode()).hexdigest()[:10]
@@ -344,7 +369,7 @@ def build_warm_start(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) 
     torch.manual_seed(config.seed)
     start = time.time()
     env = make_env(config.env, split="train", **env_kwargs)
-    tokenizer = build_word_tokenizer(tokenizer_words(env, config.env), config.digits_apart)
+    tokenizer = build_word_tokenizer(tokenizer_words(env, config.env), config.digits_apart, config.whole_names)
     pairs = collect_demonstrations(env, config)
     model = build_tiny_model(tokenizer, config.hidden_size, config.num_layers)
     losses = sft(model, tokenizer, config.env, pairs, config)
@@ -367,7 +392,8 @@ def build_warm_start(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) 
     return path
 
 
-PROMPT_SETTINGS = ("history_window", "include_admissible")  # what the RL scripts' prompts share with the warm start
+# what the RL scripts' prompts share with the warm start
+PROMPT_SETTINGS = ("history_window", "include_admissible", "recent_actions")
 
 
 def load_policy(model_name: str, env_name: str, env_kwargs: dict, cache_dir: str = "cache", sft_seed: int = 0,

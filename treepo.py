@@ -59,7 +59,7 @@ from transformers import DynamicCache
 
 from envs import make_env
 from envs.workers import check_env_workers, step_all
-from policy import build_prompt, load_policy, parse_reply
+from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply
 
 
 @dataclass
@@ -110,11 +110,18 @@ class Args:
     with `--model tiny` another value builds a warm start trained on such prompts)"""
     include_admissible: bool | None = None
     """list the admissible actions in the prompt (default: the warm start's; as --history-window)"""
+    recent_actions: int | None = None
+    """tiny profile: how many last actions the prompt lists after `last :` (default: the warm start's; as
+    --history-window)"""
     prompt_profile: Literal["tiny", "chat"] = "tiny"
     """`tiny`: the warm start's compact prompt, the reply is the action; `chat` (a chat model, `--model DIR`): its
     chat template, the task, recent turns and admissible actions, replies `<think>...</think><action>...</action>`"""
     format_penalty: float = 0.1
     """chat profile: subtracted from the episode's reward for every reply without an `<action>...</action>`"""
+    constrain_actions: bool | None = None
+    """sample only admissible actions (their tokens mask the logits; the loss scores the same masked distribution).
+    Default: on for ALFWorld with the tiny profile and the hf backend (its tiny policy does not copy commands
+    reliably); off otherwise"""
     max_turns: int = 50
     """safety cap on turns per episode (envs have their own step limits)"""
     task_seeds: bool = False
@@ -210,7 +217,8 @@ ENV_DEFAULTS = {
     "math": dict(tasks_per_step=8, total_steps=300, max_new_tokens=64, learning_rate=3e-5, minibatch_size=128,
                  eval_tasks=200, eval_splits=("test",), segment_length=7, max_depth=9),
     "alfworld": dict(tasks_per_step=4, total_steps=40, max_new_tokens=12, learning_rate=1e-4, minibatch_size=32,
-                     eval_tasks=50, eval_splits=("eval", "eval_ood"), segment_length=0, max_depth=50),
+                     eval_tasks=50, eval_splits=("eval", "eval_ood"), segment_length=0, max_depth=50,
+                     constrain_actions=True),
     "swe": dict(tasks_per_step=4, total_steps=30, max_new_tokens=40, learning_rate=1e-4, minibatch_size=32,
                 eval_tasks=40, eval_splits=("test_unseen_bugs", "test_unseen_packages"),
                 segment_length=0, max_depth=12),
@@ -221,7 +229,8 @@ PRESETS = {"none": {}, "paper": dict(learning_rate=1e-6, clip_eps=0.2, epsilon_h
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
-                  "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks", "max_depth",
+                  "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks",
+                  "recent_actions", "max_depth",
                   "first_step_divergence", "allocation_temperature", "repetition_window", "repetition_count",
                   "max_sampling_rounds")
 NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
@@ -230,9 +239,15 @@ NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "bet
 
 
 def apply_env_defaults(args: Args) -> Args:
+    if args.constrain_actions and (args.env != "alfworld" or args.prompt_profile == "chat" or args.backend == "vllm"):
+        raise SystemExit("--constrain-actions samples only admissible actions: it needs an env that lists all of them "
+                         "(alfworld), the tiny profile (a chat reply thinks before it acts) and the hf backend")
+    if args.constrain_actions is None and (args.prompt_profile == "chat" or args.backend == "vllm"):
+        args.constrain_actions = False
     for name, value in ENV_DEFAULTS[args.env].items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    args.constrain_actions = bool(args.constrain_actions)
     if args.epsilon_high is None:
         args.epsilon_high = args.clip_eps
     if args.eval_temperature is None:
@@ -273,11 +288,12 @@ class HFSampler:
         self.calls = self.tokens_computed = 0  # forward calls, and tokens run through the model (prefill + decode)
 
     @torch.no_grad()
-    def generate(self, prompts: list[list[int]], temperature: float,
-                 seeds: list[int] | None = None) -> list[tuple[list[int], list[float]]]:
+    def generate(self, prompts: list[list[int]], temperature: float, seeds: list[int] | None = None,
+                 choices: list[list[list[int]]] | None = None) -> list[tuple[list[int], list[float]]]:
         """Sampled action token ids (EOS included when reached) and their log-probs, per prompt.
         Temperature 0 decodes greedily (log-probs then at temperature 1). `seeds`: one per prompt, each sampled
-        from its own generator (the same tokens whatever else is in the batch), else the global one."""
+        from its own generator (the same tokens whatever else is in the batch), else the global one. `choices`:
+        one list of token sequences per prompt; only tokens that continue one of them are sampled."""
         unique = list(dict.fromkeys(tuple(p) for p in prompts))
         row_of = {p: i for i, p in enumerate(unique)}
         length, device = max(len(p) for p in unique), self.model.device
@@ -299,6 +315,11 @@ class HFSampler:
         eos = self.tokenizer.eos_token_id
         generators = None if seeds is None else [torch.Generator(device).manual_seed(s) for s in seeds]
         for _ in range(self.max_new_tokens):
+            if choices is not None:  # --constrain-actions: mask what no admissible action continues with
+                allowed = torch.zeros_like(logits, dtype=torch.bool)
+                for row, i in enumerate(active.tolist()):
+                    allowed[row, allowed_next(choices[i], tokens[i], eos)] = True
+                logits = logits.masked_fill(~allowed, float("-inf"))
             step_logprobs = torch.log_softmax(logits.float() / (temperature or 1.0), dim=-1)  # (B, V)
             if temperature == 0:
                 next_tokens = step_logprobs.argmax(-1)
@@ -420,8 +441,8 @@ class VLLMSampler:
         torch.set_num_threads = set_num_threads  # the CPU worker disables it process-wide; the trainer needs it
         torch.set_num_threads(threads)
 
-    def generate(self, prompts: list[list[int]], temperature: float,
-                 seeds: list[int] | None = None) -> list[tuple[list[int], list[float]]]:
+    def generate(self, prompts: list[list[int]], temperature: float, seeds: list[int] | None = None,
+                 choices: None = None) -> list[tuple[list[int], list[float]]]:
         params = [self.SamplingParams(temperature=temperature, max_tokens=self.max_new_tokens, logprobs=0,
                                       stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False,
                                       seed=None if seeds is None else seeds[i]) for i in range(len(prompts))]
@@ -496,6 +517,7 @@ class Decision:
     action_ids: list[int]
     logprobs: list[float]
     advantages: list[float] = field(default_factory=list)  # one per action token
+    allowed: list[list[int]] | None = None  # --constrain-actions: the tokens each action token was sampled among
 
 
 @dataclass
@@ -554,11 +576,14 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args,
         for i in active:
             admissible = infos[i].get("admissible_actions") if args.include_admissible else None
             prompts.append(build_prompt(tokenizer, args.env, args.prompt_profile, infos[i].get("task", ""),
-                                        observations[i], histories[i], args.history_window, admissible) + prefixes[i])
+                                        observations[i], histories[i], args.history_window, admissible,
+                                        args.recent_actions) + prefixes[i])
         seeds = None if starts[0].seed is None else [episode_seed(starts[i].seed, turn) for i in active]
-        samples = sampler.generate(prompts, temperature, seeds)
+        choices = [action_choices(tokenizer, infos[i].get("admissible_actions") or [], prefixes[i])
+                   for i in active] if args.constrain_actions else None
+        samples = sampler.generate(prompts, temperature, seeds, choices)
         actions = []
-        for i, prompt_ids, (action_ids, logprobs) in zip(active, prompts, samples):
+        for k, (i, prompt_ids, (action_ids, logprobs)) in enumerate(zip(active, prompts, samples)):
             action, well_formed = parse_reply(tokenizer.decode(prefixes[i] + action_ids, skip_special_tokens=True),
                                               args.env, args.prompt_profile)
             episodes[i].reward -= 0.0 if well_formed else args.format_penalty  # chat profile: no <action> tag
@@ -566,7 +591,9 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args,
             prefixes[i] = []
             episodes[i].decisions.append(len(decisions))
             episodes[i].actions.append(action)
-            decisions.append(Decision(prompt_ids, action_ids, logprobs))
+            allowed = None if choices is None else [allowed_next(choices[k], action_ids[:t], tokenizer.eos_token_id)
+                                                    for t in range(len(action_ids))]
+            decisions.append(Decision(prompt_ids, action_ids, logprobs, allowed=allowed))
             histories[i].append((observations[i], action))
             actions.append(action)
         still_active = []
@@ -661,8 +688,8 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
     starts = reset_starts(envs, task_ids)
     turns = not args.segment_length  # agent envs: a segment is one turn
     prompts = [build_prompt(tokenizer, args.env, args.prompt_profile, s.info.get("task", ""), s.obs, [],
-                            args.history_window, s.info.get("admissible_actions") if args.include_admissible else None)
-               for s in starts]
+                            args.history_window, s.info.get("admissible_actions") if args.include_admissible else None,
+                            args.recent_actions) for s in starts]
     new_node = iter(range(10**9)).__next__  # node ids, unique within the step's trees
     computed_before = sampler.tokens_computed
     leaves: list[list[Path]] = [[] for _ in task_ids]
@@ -690,12 +717,15 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                     admissible = child.start.info.get("admissible_actions") if args.include_admissible else None
                     sources.append(build_prompt(tokenizer, args.env, args.prompt_profile,
                                                 child.start.info.get("task", ""), child.start.obs,
-                                                child.start.history, args.history_window, admissible))
+                                                child.start.history, args.history_window, admissible,
+                                                args.recent_actions))
                 else:  # copy the parent's sampler row, or prefill the prompt (and a fallback's prefix)
                     sources.append(parent.row if parent.row is not None else prompts[parent.tree] + parent.action_ids)
                 children.append(child)
         if turns:
-            segments = sampler.generate(sources, args.temperature)
+            choices = [action_choices(tokenizer, child.start.info.get("admissible_actions") or [], [])
+                       for child in children] if args.constrain_actions else None
+            segments = sampler.generate(sources, args.temperature, None, choices)
         else:
             segments = sampler.segments(sources, args.temperature, args.segment_length)
         stats["calls"] += 1
@@ -710,7 +740,9 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
             stats["decoded_tokens"] += len(ids)
             if turns:
                 action = actions[j]
-                child.decisions.append(Decision(sources[j], ids, logprobs))
+                allowed = None if choices is None else [allowed_next(choices[j], ids[:t], tokenizer.eos_token_id)
+                                                        for t in range(len(ids))]
+                child.decisions.append(Decision(sources[j], ids, logprobs, allowed=allowed))
                 child.actions.append(action)
                 obs, reward, terminated, truncated, info = results[j]
                 child.reward += reward
@@ -758,7 +790,7 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                 episode.actions, steps = [action], [Decision(prompts[tree], leaf.action_ids, leaf.logprobs)]
             for d in steps:  # each leaf trains on its own copy of the decisions it shares with its cousins
                 episode.decisions.append(len(decisions))
-                decisions.append(Decision(d.prompt_ids, d.action_ids, d.logprobs))
+                decisions.append(Decision(d.prompt_ids, d.action_ids, d.logprobs, allowed=d.allowed))
             episodes.append(episode)
     stats["fallbacks"] = sum(fallbacks)
     stats["leaf_tokens"] = sum(len(d.action_ids) for d in decisions)  # what independent sampling would decode
@@ -905,9 +937,16 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
     position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
     logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
                    logits_to_keep=width + 1).logits[:, :-1].float() / temperature  # (B, A, V): predicts action tokens
+    if any(d.allowed for d in decisions):  # --constrain-actions: the masked distribution the sampler drew from
+        allowed = torch.ones_like(logits, dtype=torch.bool)
+        for row, d in enumerate(decisions):
+            for t, ids in enumerate(d.allowed or []):
+                allowed[row, width - len(d.action_ids) + t] = False
+                allowed[row, width - len(d.action_ids) + t, ids] = True
+        logits = logits.masked_fill(~allowed, float("-inf"))
     logprobs_all = torch.log_softmax(logits, dim=-1)
     logprobs = logprobs_all.gather(-1, input_ids[:, total - width:, None]).squeeze(-1)  # (B, A)
-    entropy = -(logprobs_all.exp() * logprobs_all).sum(-1)  # (B, A)
+    entropy = -(logprobs_all.exp() * logprobs_all.nan_to_num(neginf=0.0)).sum(-1)  # (B, A); masked tokens add 0
     return logprobs, entropy, action_mask
 
 
@@ -1218,8 +1257,9 @@ def main(args: Args) -> str:
     model, tokenizer, model_dir, prompt = load_policy(
         model_name, args.env, {}, args.cache_dir, args.sft_seed, steps=args.sft_steps, episodes=args.sft_episodes,
         mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
-        include_admissible=args.include_admissible)
+        include_admissible=args.include_admissible, recent_actions=args.recent_actions)
     args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
+    args.recent_actions = prompt["recent_actions"]
     if not args.resume and rank == 0:
         with open(os.path.join(run_dir, "config.json"), "w") as f:
             json.dump({**asdict(args), "provenance": provenance(model_dir)}, f, indent=1)

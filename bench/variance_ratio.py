@@ -61,6 +61,7 @@ def main() -> None:
     model, tokenizer, _, prompt = load_policy("tiny", cli.env, {}, cli.cache_dir, 0)
     for args in (bpo_args, grpo_args):
         args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
+        args.recent_actions = prompt["recent_actions"]
     sampler = bpo.HFSampler(model, tokenizer, bpo_args.max_new_tokens)
     task_rng, rng = random.Random(cli.seed), random.Random(cli.seed)
     grpo_envs = [make_env(cli.env, split="train") for _ in range(cli.tasks * n)]

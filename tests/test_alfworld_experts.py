@@ -78,3 +78,54 @@ def test_unfixed_handcoded_expert_fails_pick_two(cache_dir, monkeypatch):
     monkeypatch.setattr(alf.FixedHandCodedTWAgent, "get_task_policy", alf.HandCodedTWAgent.get_task_policy)
     unfixed_wins = sum(check_expert(env, i) for i in range(env.num_tasks))
     assert unfixed_wins <= env.num_tasks // 2, unfixed_wins  # it wins only where luck avoids the bug
+
+
+def play_demonstrator(env, task_id, rng, mistake_prob):
+    """(commands, observations before each, won) of one demonstrator episode."""
+    obs, info = env.reset(options={"task_id": task_id})
+    commands, observations, done = [], [obs], False
+    while not done:
+        commands.append(env.demo_action(rng, mistake_prob))
+        obs, _, terminated, truncated, info = env.step(commands[-1])
+        observations.append(obs)
+        done = terminated or truncated
+    return commands, observations, info["won"]
+
+
+def test_the_demonstrator_searches_for_what_it_has_not_seen(cache_dir):
+    """The planner walks straight to where it knows the object lies; the demonstrator (the handcoded expert)
+    sees only the observations, so it looks in receptacles (opening closed ones) until the object shows, and
+    still wins. It never takes or uses an object before an observation has shown it."""
+    import random
+    env = AlfWorldEnv(cache_dir=cache_dir, num_games=12)
+    rng, wins, straight, opened = random.Random(0), 0, 0, 0
+    for task_id in range(12):
+        env.reset(options={"task_id": task_id})
+        planner_first = env.expert_plan()[0]
+        commands, observations, won = play_demonstrator(env, task_id, rng, mistake_prob=0.0)
+        wins += won
+        straight += commands[0] == planner_first
+        opened += any(c.startswith("open ") for c in commands)
+        for i, command in enumerate(commands):
+            target = command.split(" from ")[0][len("take "):] if command.startswith("take ") else \
+                command[len("use "):] if command.startswith("use ") else None
+            if target:
+                assert any(target in o for o in observations[:i + 1]), (command, commands[:i + 1])
+    assert wins == 12
+    assert straight <= 6, straight  # the planner's first command goes to the object; a search rarely does
+    assert opened >= 6, opened
+
+
+def test_the_demonstrator_makes_its_systematic_mistakes(cache_dir):
+    """With mistake_prob 1 it takes the first listed object instead of the task's (and puts it back), and never
+    opens a closed receptacle: it walks on to another one instead."""
+    import random
+    env = AlfWorldEnv(cache_dir=cache_dir, num_games=12)
+    rng, wrong_takes, skipped = random.Random(1), 0, 0
+    for task_id in range(12):
+        commands, observations, _ = play_demonstrator(env, task_id, rng, mistake_prob=1.0)
+        takes = [" ".join(c.split()[1:3]) for c in commands if c.startswith("take ")]
+        wrong_takes += any(t != takes[-1] for t in takes)
+        assert not any(c.startswith("open ") for c in commands)
+        skipped += any("is closed" in o for o in observations)
+    assert wrong_takes >= 1 and skipped >= 6, (wrong_takes, skipped)

@@ -74,7 +74,7 @@ class ReplayingSampler:
     def __init__(self, tokenizer, replies):
         self.tokenizer, self.replies = tokenizer, list(replies)
 
-    def generate(self, prompts, temperature, seeds=None):
+    def generate(self, prompts, temperature, seeds=None, choices=None):
         out = []
         for _ in prompts:
             ids = self.tokenizer(self.replies.pop(0), add_special_tokens=False)["input_ids"]

@@ -1,13 +1,14 @@
 """Every action argument a page offers is short and copyable for the tiny model's word-level tokenizer:
-an ASIN is one token, an option value, a button or an ALFWorld command at most one token per word or
-number, and no observation or admissible action of a few hundred episodes has an unknown token."""
+an ASIN is one token, an option value or a button at most one token per word or number, an ALFWorld object or
+receptacle with its number (`cabinet 10`) one token, and no observation or admissible action of a few hundred
+episodes has an unknown token."""
 
 import random
 
 import pytest
 
 from envs import make_env
-from policy import build_word_tokenizer, tokenizer_words
+from policy import WARM_START_DEFAULTS, build_word_tokenizer, tokenizer_words
 
 
 def walk(env, episodes: int, seed: int, max_steps: int = 15):
@@ -66,11 +67,15 @@ def test_webshop_arguments_are_copyable():
 def test_alfworld_commands_are_copyable():
     pytest.importorskip("alfworld")
     env = make_env("alfworld", split="train", num_games=40)
-    tokenizer = build_word_tokenizer(tokenizer_words(env, "alfworld"))
+    tokenizer = build_word_tokenizer(tokenizer_words(env, "alfworld"), whole_names=True)  # as the warm start's
+    assert WARM_START_DEFAULTS["alfworld"]["whole_names"]
     commands = set()
     for obs, info in walk(env, episodes=30, seed=0, max_steps=12):
         tokens(tokenizer, obs)
+        tokens(tokenizer, info["task"])
         commands.update(info["admissible_actions"])
     assert len(commands) > 200
-    for command in commands:
-        assert len(tokens(tokenizer, command)) <= len(command.split()), command
+    for command in commands:  # an object or receptacle with its number (`cabinet 10`) is one token
+        words = command.split()
+        assert len(tokens(tokenizer, command)) == len(words) - sum(w.isdigit() for w in words), command
+    assert tokens(tokenizer, "take apple 1 from cabinet 10") == ["take", "ĠappleĠ1", "Ġfrom", "ĠcabinetĠ10"]

@@ -65,7 +65,7 @@ def test_prompt_settings_come_from_the_warm_start(tmp_path, cache_dir):
     common = dict(steps=SMALL["sft_steps"], episodes=SMALL["sft_episodes"])
     _, _, default_dir, prompt = load_policy("tiny", "math", {}, cache_dir, 0, **common)
     assert prompt == {"history_window": 0, "include_admissible": WARM_START_DEFAULTS["math"].get(
-        "include_admissible", False)}
+        "include_admissible", False), "recent_actions": 1}
     _, _, window_dir, window_prompt = load_policy("tiny", "math", {}, cache_dir, 0, history_window=1, **common)
     assert window_dir != default_dir and window_prompt["history_window"] == 1
     with open(os.path.join(window_dir, "prompt.json")) as f:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
-import re
 from dataclasses import dataclass, field
 
 from envs.alfworld.engine import Engine, NativeState, get_engine
@@ -17,7 +17,6 @@ from envs.alfworld.vocabulary import generated_vocabulary, official_vocabulary
 from envs.base import TextEnv
 
 DEFAULT_MAX_STEPS = 50
-_PLACE_RE = re.compile(r"^(?:move (.+) to|put (?:.+) in/on) (.+)$")  # a plan's last command: where the task ends
 EXPERTS = ("planner", "handcoded")
 
 
@@ -29,7 +28,7 @@ class AlfWorldState:
     gamefile: str
     steps: int = 0
     won: bool = False
-    expert: HandcodedExpert | None = None  # materialized on the first handcoded expert_action()
+    expert: HandcodedExpert | None = None  # materialized on the first handcoded expert_action() or demo_action()
     expert_owned: bool = False  # False: shared with a snapshot, copy before advancing
     pending: list = field(default_factory=list)  # (native, command) steps the expert has not seen yet
     plan: tuple | None = None  # the planner's plan from this state, while the episode follows it
@@ -116,8 +115,7 @@ class AlfWorldEnv(TextEnv):
         s.steps += 1
         # the rest of an optimal plan stays optimal once its first command is taken: no replanning
         s.plan = s.plan[1:] if s.plan and command == s.plan[0] else None
-        if self.expert == "handcoded":
-            s.pending.append((native, action))
+        s.pending.append((native, action))  # for the handcoded agent (expert or demonstrator), fed on its next use
         won = bool(native.tw_state["won"])
         reward = 1.0 if won and not s.won else 0.0
         s.won = s.won or won
@@ -146,25 +144,24 @@ class AlfWorldEnv(TextEnv):
         return self._handcoded_action()
 
     def demo_action(self, rng, mistake_prob: float) -> str:
-        """The SFT demonstrator: the expert with two systematic, state-dependent mistakes, each taken with
-        `mistake_prob` where its state arises, so that the cloned policy's most likely action is sometimes
-        wrong and RL has something to fix. Where it could take several objects, it takes the first one
-        listed instead of the one the task needs (and must put it back); on its way to clean, heat or cool
-        the object (planner expert), it first carries it to the receptacle the task ends at (and must come
-        back). The planner replans from wherever a mistake leads."""
-        action = self.expert_action()
+        """The SFT demonstrator: ALFWorld's handcoded expert, which sees only what the agent sees. The planner
+        walks straight to where it knows an object lies, which no policy that reads the observations can
+        imitate; the handcoded expert searches: the receptacles where the object's class is usually found first,
+        then the others, opening closed ones. It makes two systematic, state-dependent mistakes, each taken with
+        `mistake_prob` where its state arises, so that the cloned policy's most likely action is sometimes wrong
+        and RL has something to fix: where it could take several objects, it takes the first one listed instead
+        of the one the task needs (and must put it back); where it would open a closed receptacle, it walks on
+        to another one instead (and may have to come back). The expert follows from wherever a mistake leads."""
+        action = self._handcoded_action()
         admissible = list(self.state.native.tw_state["admissible_commands"])
         if action.startswith("take "):
             first = next((a for a in admissible if a.startswith("take ")), action)
             if first != action and rng.random() < mistake_prob:
                 return first
-        if self.expert == "planner" and action.startswith("go to "):
-            plan = self.expert_plan()
-            final = _PLACE_RE.match(plan[-1]) if plan else None
-            detour = f"go to {final.group(2)}" if final else None
-            if (len(plan) > 1 and plan[1].split()[0] in ("clean", "heat", "cool") and detour != action
-                    and detour in admissible and rng.random() < mistake_prob):
-                return detour
+        if action.startswith("open "):
+            elsewhere = [a for a in admissible if a.startswith("go to ")]
+            if elsewhere and rng.random() < mistake_prob:
+                return rng.choice(elsewhere)
         return action
 
     def _handcoded_action(self) -> str:
@@ -202,8 +199,7 @@ class AlfWorldSnapshot:
         s = env.state
         s.expert_owned = False  # the handcoded agent (if any) is now shared: whoever advances it copies it
         self._env = env
-        self._state = AlfWorldState(engine=s.engine, native=s.native, task_id=s.task_id, gamefile=s.gamefile,
-                                    steps=s.steps, won=s.won, expert=s.expert, pending=list(s.pending), plan=s.plan)
+        self._state = dataclasses.replace(s, pending=list(s.pending))
         self._reset_args = env.reset_args
         self._actions = tuple(env.actions_taken)
         rng = env._np_random
@@ -212,8 +208,7 @@ class AlfWorldSnapshot:
     def restore(self) -> AlfWorldEnv:
         env = copy.copy(self._env)
         s = self._state
-        env.state = AlfWorldState(engine=s.engine, native=s.native, task_id=s.task_id, gamefile=s.gamefile,
-                                  steps=s.steps, won=s.won, expert=s.expert, pending=list(s.pending), plan=s.plan)
+        env.state = dataclasses.replace(s, pending=list(s.pending))
         env.reset_args = self._reset_args
         env.actions_taken = list(self._actions)
         if self._rng_state is None:

@@ -26,6 +26,7 @@ def _grammar_words(text: str) -> set[str]:
     return words
 
 
+MAX_GENERATED_NUMBER = 10  # no generated room holds more than this many objects or receptacles of one type
 _BASE_WORDS = ({str(d) for d in range(10)} | {str(n) for n in range(10, 40)} | {"Nothing", "happens.", "loc", "a",
                                                                                 "put", "in/on", "move", "to"})
 
@@ -38,6 +39,8 @@ def generated_vocabulary(task_types=None) -> list[str]:
         types |= set(ROOM_OBJECTS[room]) | set(ROOM_SCENERY[room])
         types |= {r for r, _, _ in ROOM_RECEPTACLES[room]}
     words |= {t.lower() for t in types}
+    # each name with every number it can carry: the tokenizer may keep `cabinet 3` whole (policy.WHOLE_NAMES_PATTERN)
+    words |= {f"{t.lower()} {n}" for t in types for n in range(1, MAX_GENERATED_NUMBER + 1)}
     for task_type in canonical_task_types(task_types):
         for template in alfred_goals.gdict[task_type]["templates"]:
             for name in types:
@@ -65,9 +68,14 @@ def official_vocabulary(game_paths: tuple[str, ...]) -> list[str]:
             if key not in seen_grammars:
                 seen_grammars.add(key)
                 words |= _grammar_words(grammar)
+            counts: dict[str, int] = {}
             for name, _ in re.findall(r"^\s*(\S+) - (object|receptacle)\s*$", game["pddl_problem"], re.M):
                 if "_bar_" in name:
                     base = name.split("_bar_", 1)[0].lower()
-                    words.add(base + "basin" if "basin" in name.lower() else base)
+                    base = base + "basin" if "basin" in name.lower() else base
+                    words.add(base)
+                    counts[base] = counts.get(base, 0) + 1
+            # a game numbers the objects of one type 1, 2, ...: each name with every number it can carry
+            words |= {f"{base} {n}" for base, count in counts.items() for n in range(1, count + 1)}
         _OFFICIAL_VOCAB[game_paths] = sorted(words)
     return list(_OFFICIAL_VOCAB[game_paths])
