@@ -1197,7 +1197,8 @@ def main(args: Args) -> str:
         row = reduce_row(row, world_size, summed=("decisions", "trained_decisions", "decision_tokens",
                                                   "rollout_tokens_per_second", "policy_loss", "kl_ref", "approx_kl",
                                                   "clipfrac", "decoded_tokens", "independent_tokens", "computed_tokens",
-                                                  "pbr_loss", "pbr_events"))  # counts, parts of global means
+                                                  "engine_calls", "fallbacks", "dropped_tasks", "pbr_loss",
+                                                  "pbr_events"))  # counts, parts of global means
         log_row(row)
         if rank == 0:
             writer.add_histogram("charts/branch_depth", np.array([c for chosen in branch_points for c in chosen]),

@@ -1326,7 +1326,8 @@ def main(args: Args) -> str:
         row = reduce_row(row, world_size, summed=("decisions", "trained_decisions", "decision_tokens",
                                                   "rollout_tokens_per_second", "policy_loss", "kl_ref", "approx_kl",
                                                   "clipfrac", "decoded_tokens", "independent_tokens", "computed_tokens",
-                                                  "pbr_loss", "pbr_events"))  # counts, parts of global means
+                                                  "engine_calls", "fallbacks", "dropped_tasks", "pbr_loss",
+                                                  "pbr_events"))  # counts, parts of global means
         log_row(row)
         progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
         tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "

@@ -346,10 +346,12 @@ class HFSampler:
         return list(zip(tokens, logprobs))
 
     @torch.no_grad()
-    def segments(self, sources: list, temperature: float, max_tokens: int) -> list[tuple[list[int], list[float]]]:
+    def segments(self, sources: list, temperature: float, max_tokens: int,
+                 seeds: list[int] | None = None) -> list[tuple[list[int], list[float]]]:
         """One segment of at most `max_tokens` tokens for every new row, all rows in one batched KV cache. A source
         is an int, a row of the previous call whose cache row is copied (a shared prefix is computed once), or a
-        token list to prefill (a prompt; a fallback that restarts from an earlier boundary, recomputed)."""
+        token list to prefill (a prompt; a fallback that restarts from an earlier boundary, recomputed). `seeds`:
+        one per row, each sampled from its own generator, else the global one."""
         fresh = list(dict.fromkeys(tuple(x) for x in sources if not isinstance(x, int)))
         parts = []  # (cache, logits, attention mask, next position) of the copied rows, then of the fresh ones
         if any(isinstance(x, int) for x in sources):
@@ -381,10 +383,16 @@ class HFSampler:
         tokens: list[list[int]] = [[] for _ in sources]
         logprobs: list[list[float]] = [[] for _ in sources]
         eos = self.tokenizer.eos_token_id
+        generators = None if seeds is None else [torch.Generator(logits.device).manual_seed(s) for s in seeds]
         for _ in range(max_tokens):
             step_logprobs = torch.log_softmax(logits.float() / (temperature or 1.0), dim=-1)
-            next_tokens = step_logprobs.argmax(-1) if temperature == 0 else torch.multinomial(
-                step_logprobs.exp(), 1).squeeze(-1)
+            if temperature == 0:
+                next_tokens = step_logprobs.argmax(-1)
+            elif generators is None:
+                next_tokens = torch.multinomial(step_logprobs.exp(), 1).squeeze(-1)
+            else:  # row by row, each path from its own generator
+                next_tokens = torch.cat([torch.multinomial(step_logprobs[row].exp(), 1, generator=generators[i])
+                                         for row, i in enumerate(active.tolist())])
             chosen = step_logprobs.gather(-1, next_tokens[:, None]).squeeze(-1)
             for i, token, logprob in zip(active.tolist(), next_tokens.tolist(), chosen.tolist()):
                 tokens[i].append(token)
@@ -454,12 +462,14 @@ class VLLMSampler:
             results.append((ids, [step[token].logprob for step, token in zip(completion.logprobs, ids)]))
         return results
 
-    def segments(self, sources: list, temperature: float, max_tokens: int) -> list[tuple[list[int], list[float]]]:
+    def segments(self, sources: list, temperature: float, max_tokens: int,
+                 seeds: list[int] | None = None) -> list[tuple[list[int], list[float]]]:
         """As HFSampler.segments: each new row is re-submitted as prompt + its whole partial response, and the
         prefix cache supplies the shared KV (only full KV blocks are cached)."""
         rows = [list(self.rows[x]) if isinstance(x, int) else list(x) for x in sources]
-        params = self.SamplingParams(temperature=temperature, max_tokens=max_tokens, logprobs=0,
-                                     stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False)
+        params = [self.SamplingParams(temperature=temperature, max_tokens=max_tokens, logprobs=0,
+                                      stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False,
+                                      seed=None if seeds is None else seeds[i]) for i in range(len(rows))]
         outputs = self.llm.generate([self.TokensPrompt(prompt_token_ids=r) for r in rows], params, use_tqdm=False)
         results = []
         for row, output in zip(rows, outputs):
@@ -627,6 +637,7 @@ class Path:
     invalid_actions: int = 0
     malformed_replies: int = 0
     boundaries: list[tuple] = field(default_factory=list)  # agent envs: (snapshot, Path fields) before each turn
+    seed: int | None = None  # --task-seeds: the seed of its next segment, derived from its tree's seed and path
 
 
 def children_per_path(paths: list[Path], leaves: int, finished_now: int, args: Args, rng: random.Random) -> list[int]:
@@ -677,15 +688,20 @@ def math_stop(path: Path, tokenizer, args: Args) -> str:
 BOXED = re.compile(r"\\boxed\{[^{}]*\}")
 
 
-def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: random.Random):
+def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: random.Random,
+               seeds: list[int] | None = None):
     """TreePO's tree sampler (paper Algorithm 1, official rollout worker): depth by depth, one batched sampler
     call extends every active path by one segment (math: `segment_length` tokens; agent envs: one turn).
     The prompt forks into `first_step_divergence` paths; after each depth, finished paths become leaves and
     `children_per_path` shares the budget among the active ones, whose children copy their prefix (a KV-cache
     row, a prefix-cache hit, or a restored env snapshot). A task left with no active path and fewer than w
     leaves restarts from a random segment boundary of a leaf that ended well (depth-first fallback; none:
-    from the prompt). Returns (decisions, episodes, stats): one episode per leaf, with its tree index."""
+    from the prompt). Returns (decisions, episodes, stats): one episode per leaf, with its tree index. With
+    `seeds` (one per task: --task-seeds, torchrun) a tree draws its budget shares and fallbacks from its own
+    generator and each path samples from a seed derived from its tree's and its place in the tree, so a tree
+    does not depend on the other trees of the batch."""
     starts = reset_starts(envs, task_ids)
+    tree_rngs = [rng] * len(task_ids) if seeds is None else [random.Random(s) for s in seeds]
     turns = not args.segment_length  # agent envs: a segment is one turn
     prompts = [build_prompt(tokenizer, args.env, args.prompt_profile, s.info.get("task", ""), s.obs, [],
                             args.history_window, s.info.get("admissible_actions") if args.include_admissible else None,
@@ -695,7 +711,8 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
     leaves: list[list[Path]] = [[] for _ in task_ids]
     fallbacks, stats = [0] * len(task_ids), {"calls": 0, "decoded_tokens": 0}
     div = args.num_generations if args.sampling == "independent" else args.first_step_divergence
-    parents = [(Path(i, [], start=starts[i]), div) for i in range(len(task_ids))]
+    parents = [(Path(i, [], start=starts[i], seed=None if seeds is None else seeds[i]), div)
+               for i in range(len(task_ids))]
     while parents:
         children, sources = [], []
         for parent, count in parents:
@@ -708,7 +725,8 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                 child = Path(parent.tree, parent.node_ids + [new_node()], list(parent.action_ids),
                              list(parent.logprobs), decisions=list(parent.decisions), actions=list(parent.actions),
                              reward=parent.reward, won=parent.won, invalid_actions=parent.invalid_actions,
-                             malformed_replies=parent.malformed_replies)
+                             malformed_replies=parent.malformed_replies,
+                             seed=None if parent.seed is None else path_seed(parent.seed, k))
                 if turns:
                     env = parent.start.env if k == 0 else snapshot.restore()
                     child.start = Start(env, parent.start.obs, parent.start.info, list(parent.start.history),
@@ -722,12 +740,13 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                 else:  # copy the parent's sampler row, or prefill the prompt (and a fallback's prefix)
                     sources.append(parent.row if parent.row is not None else prompts[parent.tree] + parent.action_ids)
                 children.append(child)
+        path_seeds = None if seeds is None else [child.seed for child in children]
         if turns:
             choices = [action_choices(tokenizer, child.start.info.get("admissible_actions") or [], [])
                        for child in children] if args.constrain_actions else None
-            segments = sampler.generate(sources, args.temperature, None, choices)
+            segments = sampler.generate(sources, args.temperature, path_seeds, choices)
         else:
-            segments = sampler.segments(sources, args.temperature, args.segment_length)
+            segments = sampler.segments(sources, args.temperature, args.segment_length, path_seeds)
         stats["calls"] += 1
         finished_now = [0] * len(task_ids)
         active: list[list[Path]] = [[] for _ in task_ids]
@@ -764,12 +783,14 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
         parents = []
         for tree in range(len(task_ids)):
             if active[tree]:
-                counts = children_per_path(active[tree], len(leaves[tree]), finished_now[tree], args, rng)
+                counts = children_per_path(active[tree], len(leaves[tree]), finished_now[tree], args,
+                                           tree_rngs[tree])
                 parents += list(zip(active[tree], counts))
             elif (args.fallback and args.sampling == "tree" and len(leaves[tree]) < args.num_generations
                   and fallbacks[tree] < args.num_generations):
-                parents.append((fallback_path(leaves[tree], args, rng, turns),
-                                min(div, args.num_generations - len(leaves[tree]))))
+                path = fallback_path(leaves[tree], args, tree_rngs[tree], turns)
+                path.seed = None if seeds is None else path_seed(seeds[tree], -1 - fallbacks[tree])
+                parents.append((path, min(div, args.num_generations - len(leaves[tree]))))
                 fallbacks[tree] += 1
     # the leaves as episodes: math responses are scored now, agent episodes already ran
     decisions, episodes = [], []
@@ -801,34 +822,67 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
     return decisions, episodes, stats
 
 
-def sample_batch(envs, task_rng: random.Random, sampler, tokenizer, args: Args, rng: random.Random):
+def sample_batch(envs, task_rng: random.Random, sampler, tokenizer, args: Args, rng: random.Random, step: int = 0,
+                 rank: int = 0, world_size: int = 1):
     """DAPO dynamic sampling: grow trees for the step's tasks, drop the tasks whose leaves all got the same
     reward (no signal) and grow trees for new tasks until `tasks_per_step` remain or `max_sampling_rounds`
-    rounds are done (if none remains, the last round's trees are kept). Returns (task ids, decisions,
-    episodes, stats); the stats count the dropped trees' work too."""
+    rounds are done (if none remains, the last round's trees are kept; with --task-seeds they always are).
+    Under torchrun every rank draws the same tasks and grows every world_size-th tree of a round, each from its
+    task's seed; the trees are gathered, so every rank returns the same global batch (the caller deals it out).
+    Returns (task ids, decisions, episodes, stats); the stats count this rank's work, dropped trees included."""
     task_ids, decisions, episodes, totals = [], [], [], {"dropped_tasks": 0, "sampling_rounds": 0}
     for sampling_round in range(args.max_sampling_rounds if args.dynamic_sampling else 1):
         need = args.tasks_per_step - len(task_ids)
         new_tasks = [task_rng.randrange(envs[0].num_tasks) for _ in range(need)]
-        new_decisions, new_episodes, stats = grow_trees(envs[:need], new_tasks, sampler, tokenizer, args, rng)
+        mine = list(range(rank, need, world_size))  # this rank's trees of the round
+        seeds = [task_seed(args.seed, step, sampling_round * args.tasks_per_step + j) for j in mine] \
+            if args.task_seeds else None
+        new_decisions, new_episodes, stats = grow_trees(envs[:len(mine)], [new_tasks[j] for j in mine], sampler,
+                                                        tokenizer, args, rng, seeds)
         totals["sampling_rounds"] += 1
         for key, value in stats.items():
             totals[key] = totals.get(key, 0) + value
-        last_chance = sampling_round == args.max_sampling_rounds - 1 and not task_ids
-        leaves_of = [[e for e in new_episodes if e.tree == t] for t in range(len(new_tasks))]  # before renumbering
-        for task_id, leaves in zip(new_tasks, leaves_of):
+        grown = {}  # the round's task j -> (its decisions, its leaves), from every rank
+        for part_mine, part_decisions, part_episodes in gather((mine, new_decisions, new_episodes), world_size):
+            for tree, j in enumerate(part_mine):
+                leaves = [e for e in part_episodes if e.tree == tree]  # before renumbering
+                grown[j] = ([part_decisions[d] for e in leaves for d in e.decisions], leaves)
+        # the last round keeps its trees, signal or not, if none was kept (--task-seeds, torchrun: always, so that
+        # the batch does not depend on the number of ranks and every rank gets trees)
+        last_chance = sampling_round == args.max_sampling_rounds - 1 and (args.task_seeds or not task_ids)
+        for j, task_id in enumerate(new_tasks):
+            tree_decisions, leaves = grown[j]
             if args.dynamic_sampling and len({e.reward for e in leaves}) < 2 and not last_chance:
-                totals["dropped_tasks"] += 1
+                totals["dropped_tasks"] += j in mine
                 continue
             for e in leaves:  # renumber the kept trees and their decisions
-                e.tree, old = len(task_ids), e.decisions
-                e.decisions = list(range(len(decisions), len(decisions) + len(old)))
-                decisions += [new_decisions[d] for d in old]
+                e.tree, old = len(task_ids), len(e.decisions)
+                e.decisions = list(range(len(decisions), len(decisions) + old))
+                decisions += tree_decisions[:old]
+                tree_decisions = tree_decisions[old:]
                 episodes.append(e)
             task_ids.append(task_id)
         if len(task_ids) == args.tasks_per_step:
             break
     return task_ids, decisions, episodes, totals
+
+
+def deal(task_ids: list[int], decisions: list[Decision], episodes: list[Episode], rank: int,
+         world_size: int) -> tuple[list[int], list[Decision], list[Episode]]:
+    """This rank's share of the global batch for the update: every world_size-th tree, renumbered from 0.
+    Returns (their places in the global batch, their decisions, their episodes)."""
+    if world_size == 1:
+        return list(range(len(task_ids))), decisions, episodes
+    places = list(range(rank, len(task_ids), world_size))
+    mine_decisions, mine_episodes = [], []
+    for e in episodes:
+        if e.tree % world_size == rank:
+            old = e.decisions
+            e.tree, e.decisions = e.tree // world_size, list(range(len(mine_decisions),
+                                                                  len(mine_decisions) + len(old)))
+            mine_decisions += [decisions[d] for d in old]
+            mine_episodes.append(e)
+    return places, mine_decisions, mine_episodes
 
 
 def fallback_path(tree_leaves: list[Path], args: Args, rng: random.Random, turns: bool) -> Path:
@@ -1163,6 +1217,11 @@ def episode_seed(seed: int, turn: int) -> int:
     return (seed * 1_000_003 + turn) % 2**62
 
 
+def path_seed(seed: int, child: int) -> int:
+    """The seed of a tree path's child `child` (negative: the tree's fallbacks), from its parent's seed."""
+    return (seed * 1_000_033 + child + 7) % 2**62
+
+
 def global_minibatches(decisions: list, keys: list[tuple], minibatch_size: int, world_size: int,
                        generator: torch.Generator) -> list[tuple[list, int]]:
     """Minibatches cut from the global batch: every rank learns every rank's decision keys (global task, place
@@ -1213,9 +1272,6 @@ def main(args: Args) -> str:
     rank, world_size = init_distributed()
     if rank > 0:
         sys.stdout = open(os.devnull, "w")
-    if world_size > 1 or args.task_seeds:  # the per-task seeds of its segment trees are not written yet
-        raise SystemExit("treepo.py does not run under torchrun (or with --task-seeds) yet; grpo_baseline.py, "
-                         "bpo.py and branchopd.py do")
     if world_size > 1 and args.backend == "vllm":
         raise SystemExit("--backend vllm under torchrun is not supported yet (one engine per rank needs vLLM's "
                          "external_launcher executor); use --backend hf")
@@ -1382,10 +1438,9 @@ def main(args: Args) -> str:
         optimizer.param_groups[0]["lr"] = learning_rate_at(step)
         # ALGO LOGIC: 1. rollouts: a segment tree of w leaves per task; DAPO dynamic sampling refills signal-free tasks
         model.eval()
-        global_task = list(range(rank, args.tasks_per_step, world_size))  # this rank's tasks (torchrun: a share)
-        with autocast:
+        with autocast:  # the global batch on every rank (torchrun: each grows a share of the trees)
             task_ids, decisions, episodes, tree_stats = sample_batch(train_envs, task_rng, sampler, tokenizer, args,
-                                                                     tree_rng)
+                                                                     tree_rng, step, rank, world_size)
         rollout_time = time.time() - step_start
 
         # ALGO LOGIC: 2. advantages: subgroup tree advantage per leaf (official code), whitened over the batch's tokens
@@ -1399,6 +1454,8 @@ def main(args: Args) -> str:
             with open(os.path.join(run_dir, "trees.jsonl"), "a") as f:
                 f.writelines(json.dumps(r) + "\n" for r in tree_records(
                     step + 1, episodes, decisions, pieces, tokenizer, args.tree_log_tasks, kinds, marks, extras))
+        global_task, decisions, episodes = deal(task_ids, decisions, episodes, rank, world_size)  # this rank's trees
+        task_ids = [task_ids[place] for place in global_task]
 
         # ALGO LOGIC: 3. PPO-clip updates. Observation tokens are in the prompt, never in the loss. With beta = 0
         #    a decision whose advantages are all 0 has no gradient: it is skipped (all-equal groups cost nothing).
@@ -1475,7 +1532,8 @@ def main(args: Args) -> str:
         row = reduce_row(row, world_size, summed=("decisions", "trained_decisions", "decision_tokens",
                                                   "rollout_tokens_per_second", "policy_loss", "kl_ref", "approx_kl",
                                                   "clipfrac", "decoded_tokens", "independent_tokens", "computed_tokens",
-                                                  "pbr_loss", "pbr_events"))  # counts, parts of global means
+                                                  "engine_calls", "fallbacks", "dropped_tasks", "pbr_loss",
+                                                  "pbr_events"))  # counts, parts of global means
         log_row(row)
         if rank == 0:
             writer.add_histogram("charts/leaf_depth", np.array([len(e.node_ids) for e in episodes]), step + 1)

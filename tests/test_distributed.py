@@ -13,7 +13,7 @@ import torch
 from safetensors.torch import load_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPTS = ["grpo_baseline.py", "bpo.py", "branchopd.py"]
+SCRIPTS = ["grpo_baseline.py", "bpo.py", "treepo.py", "branchopd.py"]
 # a warm start good enough for some groups to have unequal returns (an update to compare)
 SMALL = ["--env", "webshop", "--sft-steps", "150", "--sft-episodes", "150", "--tasks-per-step", "4",
          "--eval-tasks", "4", "--eval-every", "0", "--minibatch-size", "8",
@@ -21,7 +21,8 @@ SMALL = ["--env", "webshop", "--sft-steps", "150", "--sft-episodes", "150", "--t
 
 
 PER_SCRIPT = {"grpo_baseline.py": ["--num-generations", "4"], "bpo.py": ["--branch-factor", "3"],
-              "branchopd.py": ["--num-forks", "2"]}
+              "treepo.py": ["--num-generations", "8", "--first-step-divergence", "4", "--max-sampling-rounds", "4"],
+              "branchopd.py": ["--num-forks", "2"]}  # TreePO: dynamic sampling needs a few rounds to find signal
 
 
 def run(script: str, flags: list[str], ranks: int, cache_dir: str):
