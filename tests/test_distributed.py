@@ -60,7 +60,7 @@ def test_two_ranks_update_equals_one_rank(script, tmp_path, cache_dir):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", SCRIPTS)
+@pytest.mark.parametrize("script", ["treepo.py"])  # the resume lines are the same in every script (CI time)
 def test_a_two_rank_run_writes_one_set_of_artifacts_and_resumes_exactly(script, tmp_path, cache_dir):
     run(script, ["--total-steps", "2", "--runs-dir", str(tmp_path / "straight")], 2, cache_dir)
     out = run(script, ["--total-steps", "2", "--stop-at-step", "1", "--runs-dir", str(tmp_path / "chunks")], 2,
