@@ -44,6 +44,10 @@ import numpy as np
 import torch
 import torch.distributed as dist
 import tyro
+from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict, get_optimizer_state_dict,
+                                                     set_model_state_dict, set_optimizer_state_dict)
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.fsdp import fully_shard
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
@@ -142,6 +146,10 @@ class Args:
     """bfloat16 autocast for sampling and the loss forwards (GPU runs; weights and optimizer stay float32)"""
     gradient_checkpointing: bool = False
     """recompute activations in the backward pass (long prompts of real models on a GPU)"""
+    fsdp: bool = False
+    """torchrun: shard the learner's parameters, gradients and AdamW state over the ranks (FSDP2 `fully_shard`, per
+    decoder layer and the root) instead of replicating them (DDP); the HF sampler and the reference keep full
+    copies, refreshed from the shards after every update"""
     eval_every: int = 20
     """evaluate on the held-out split every this many steps, and at the start and the end (0: only those)"""
     eval_tasks: int | None = None
@@ -296,7 +304,10 @@ class HFSampler:
         return list(zip(tokens, logprobs))
 
     def sync_weights(self, model) -> None:
-        """The HF sampler samples from the training module itself: nothing to copy."""
+        """The HF sampler samples from the training module itself: nothing to copy. Under --fsdp it holds a full
+        copy, refreshed from the shards here (a collective: every rank calls this after every update)."""
+        if self.model is not model:
+            self.model.load_state_dict(get_model_state_dict(model, options=StateDictOptions(full_state_dict=True)))
 
 
 class VLLMSampler:
@@ -726,6 +737,26 @@ def gather(value, world_size: int) -> list:
     return values
 
 
+def full_state(model, optimizer, fsdp: bool) -> tuple[dict, dict]:
+    """The model's and the optimizer's state dicts; under --fsdp gathered from every rank's shards (a collective:
+    every rank calls it), whole on rank 0."""
+    if not fsdp:
+        return model.state_dict(), optimizer.state_dict()
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    return get_model_state_dict(model, options=options), get_optimizer_state_dict(model, optimizer, options=options)
+
+
+def load_full_state(model, optimizer, model_state: dict, optimizer_state: dict, fsdp: bool) -> None:
+    """Load what `full_state` saved (under --fsdp every rank loads the whole and keeps its shards)."""
+    if not fsdp:
+        model.load_state_dict(model_state)
+        optimizer.load_state_dict(optimizer_state)
+        return
+    options = StateDictOptions(full_state_dict=True)
+    set_model_state_dict(model, model_state, options=options)
+    set_optimizer_state_dict(model, optimizer, optimizer_state, options=options)
+
+
 def task_seed(seed: int, step: int, task_index: int) -> int:
     """The sampling seed of the step's task `task_index` (its place in the global batch), on any rank."""
     return ((seed * 1_000_003 + step) * 1_000_003 + task_index) * 1_000 % 2**62
@@ -788,6 +819,8 @@ def main(args: Args) -> str:
     if world_size > 1 and args.backend == "vllm":
         raise SystemExit("--backend vllm under torchrun is not supported yet (one engine per rank needs vLLM's "
                          "external_launcher executor); use --backend hf")
+    if args.fsdp and world_size == 1:
+        raise SystemExit("--fsdp shards the learner over torchrun's processes: run the script under torchrun")
 
     # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config wins, except --total-steps)
     if args.resume:
@@ -842,15 +875,21 @@ def main(args: Args) -> str:
     autocast = torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=args.bf16)  # --bf16: forwards only
     if args.backend == "vllm":
         sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed)
-    else:
-        sampler = HFSampler(model, tokenizer, args.max_new_tokens)
+    else:  # --fsdp: the sampler keeps a full copy (a sharded module's forward is a collective)
+        sampler = HFSampler(copy.deepcopy(model) if args.fsdp else model, tokenizer, args.max_new_tokens)
 
     # TRY NOT TO MODIFY: seeding (after building the sampler: an in-process vLLM reseeds the global generators)
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     reference = copy.deepcopy(model).requires_grad_(False) if args.beta > 0 else None
-    learner = DistributedDataParallel(model) if world_size > 1 else model  # averages grads
+    if args.fsdp:  # FSDP2: every decoder layer and the root sharded over the ranks; `model` itself learns
+        mesh = init_device_mesh(model.device.type, (world_size,))
+        for layer in getattr(getattr(model, "model", None), "layers", []):
+            fully_shard(layer, mesh=mesh)
+        learner = fully_shard(model, mesh=mesh)  # averages grads, as DDP does
+    else:
+        learner = DistributedDataParallel(model) if world_size > 1 else model  # averages grads
     minibatch_generator = torch.Generator().manual_seed(args.seed)  # --task-seeds: the same order on every rank
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
     learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / max(1, args.warmup_steps)) * 0.5 * (
@@ -869,8 +908,7 @@ def main(args: Args) -> str:
     checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
     if args.resume and os.path.exists(checkpoint_path):
         checkpoint = torch.load(checkpoint_path, weights_only=False)
-        model.load_state_dict(checkpoint["model"])
-        optimizer.load_state_dict(checkpoint["optimizer"])
+        load_full_state(model, optimizer, checkpoint["model"], checkpoint["optimizer"], args.fsdp)
         start_step, rows = checkpoint["step"], checkpoint["rows"]
         task_rng.setstate(checkpoint["task_rng"])
         rngs = checkpoint.get("rank_rngs", [checkpoint])[rank]  # each rank's own generators
@@ -998,7 +1036,8 @@ def main(args: Args) -> str:
                                           args.clip_eps, args.epsilon_high, args.beta, num_tokens)
                 optimizer.zero_grad()
                 (loss * weight * world_size).backward()  # DDP averages over ranks: a sum over the global minibatch
-                grad_norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)))
+                grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+                grad_norms.append(float(grad_norm.full_tensor() if args.fsdp else grad_norm))  # --fsdp: a DTensor
                 grad_norm_window.append(grad_norms[-1])
                 optimizer.step()
                 stats["entropy"] = float((entropy.detach() * mask).sum() / mask.sum())
@@ -1046,9 +1085,10 @@ def main(args: Args) -> str:
         if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
             rngs = gather({"python_rng": random.getstate(), "numpy_rng": np.random.get_state(),
                            "torch_rng": torch.get_rng_state()}, world_size)  # every rank's generators
+            model_state, optimizer_state = full_state(model, optimizer, args.fsdp)  # --fsdp: gathered by every rank
             if rank == 0:
                 save_checkpoint(checkpoint_path, {
-                    "model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step + 1, "rows": rows,
+                    "model": model_state, "optimizer": optimizer_state, "step": step + 1, "rows": rows,
                     "task_rng": task_rng.getstate(), **rngs[0], "rank_rngs": rngs,
                     "minibatch_rng": minibatch_generator.get_state(), "grad_norm_window": list(grad_norm_window)})
 
@@ -1062,7 +1102,7 @@ def main(args: Args) -> str:
         dist.barrier()
     if rank > 0:
         return run_dir
-    model.save_pretrained(os.path.join(run_dir, "final_model"))
+    (sampler.model if args.fsdp else model).save_pretrained(os.path.join(run_dir, "final_model"))  # --fsdp: full copy
     tokenizer.save_pretrained(os.path.join(run_dir, "final_model"))
     with open(os.path.join(run_dir, "final_model", "prompt.json"), "w") as f:
         json.dump(prompt, f)

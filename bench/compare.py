@@ -3,7 +3,7 @@
 Runs GRPO and RLOO (`grpo_baseline.py --num-generations N`), BPO (`bpo.py`, N = 1 + M(K-1) = 7 by default),
 TreePO (`treepo.py --num-generations N`) and BranchOPD (`branchopd.py`, N = 1 + B k = 7 by default; a
 distillation method with its own teacher, marked as such) for each seed, then writes
-`OUT_DIR/compare_ENV.md` and `compare_ENV.png`.
+`OUT_DIR/compare_ENV.md` and `compare_ENV.png` (`compare_ENV_ALGO_ALGO.md` for a subset of `--algorithms`).
 
 Matched sampled tokens: a short calibration run of each algorithm from the warm start (`--calibration-steps`,
 seed 1) measures its sampled tokens per step; GRPO runs the script's default step count S (or
@@ -270,10 +270,11 @@ def main() -> None:
     fig.suptitle(f"{cli.env}: every algorithm from the same warm start, N = {cli.num_generations} returns per task, "
                  f"matched sampled tokens ({len(cli.seeds)} seeds, band: one std)", fontsize=10)
     fig.tight_layout()
-    png = os.path.join(out_dir, f"compare_{cli.env}.png")
+    name = f"compare_{cli.env}" + ("" if cli.algorithms == list(ALGORITHMS) else "_" + "_".join(cli.algorithms))
+    png = os.path.join(out_dir, f"{name}.png")
     fig.savefig(png, dpi=110)
-    lines += ["", f"![learning curves](compare_{cli.env}.png)"]
-    with open(os.path.join(out_dir, f"compare_{cli.env}.md"), "w") as f:
+    lines += ["", f"![learning curves]({name}.png)"]
+    with open(os.path.join(out_dir, f"{name}.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"\nwrote {png}")

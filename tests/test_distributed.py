@@ -45,10 +45,13 @@ def only_run_dir(runs_dir) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", SCRIPTS)
-def test_two_ranks_update_equals_one_rank(script, tmp_path, cache_dir):
+@pytest.mark.parametrize("script, learner", [(s, "ddp") for s in SCRIPTS] + [("branchopd.py", "fsdp")])
+def test_two_ranks_update_equals_one_rank(script, learner, tmp_path, cache_dir):
+    """DDP for every script; FSDP2 (`--fsdp`, the same lines in every script) for BranchOPD, whose repair loss
+    runs a second forward through the sharded module before the backward."""
     run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "one")], 1, cache_dir)
-    run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "two")], 2, cache_dir)
+    run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "two")] + (["--fsdp"] if learner == "fsdp" else []),
+        2, cache_dir)
     one, two = weights(only_run_dir(tmp_path / "one")), weights(only_run_dir(tmp_path / "two"))
     assert one["rows"][-1]["trained_decisions"] == two["rows"][-1]["trained_decisions"] > 0
     assert one["rows"][-1]["decisions"] == two["rows"][-1]["decisions"]
@@ -62,9 +65,10 @@ def test_two_ranks_update_equals_one_rank(script, tmp_path, cache_dir):
 @pytest.mark.slow
 @pytest.mark.parametrize("script", ["treepo.py"])  # the resume lines are the same in every script (CI time)
 def test_a_two_rank_run_writes_one_set_of_artifacts_and_resumes_exactly(script, tmp_path, cache_dir):
-    run(script, ["--total-steps", "2", "--runs-dir", str(tmp_path / "straight")], 2, cache_dir)
-    out = run(script, ["--total-steps", "2", "--stop-at-step", "1", "--runs-dir", str(tmp_path / "chunks")], 2,
-              cache_dir)
+    """Under --fsdp: the checkpoint gathers the shards of the model and of AdamW's state, a resume deals them out."""
+    run(script, ["--total-steps", "2", "--runs-dir", str(tmp_path / "straight"), "--fsdp"], 2, cache_dir)
+    out = run(script, ["--total-steps", "2", "--stop-at-step", "1", "--runs-dir", str(tmp_path / "chunks"),
+                       "--fsdp"], 2, cache_dir)
     assert "continue with --resume" in out
     chunked = only_run_dir(tmp_path / "chunks")
     run(script, ["--resume", chunked], 2, cache_dir)
@@ -75,6 +79,8 @@ def test_a_two_rank_run_writes_one_set_of_artifacts_and_resumes_exactly(script, 
     a, b = weights(straight), weights(chunked)
     assert len(b["rank_rngs"]) == 2 and a["step"] == b["step"] == 2
     assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+    for name, state in b["optimizer"]["state"].items():  # AdamW's moments gathered whole, not one rank's shard
+        assert state["exp_avg"].shape == b["model"][name].shape, name
     timing = {"step_seconds", "rollout_tokens_per_second", "snapshot_percent"}  # wall-clock, not state
     with open(os.path.join(straight, "metrics.csv")) as f, open(os.path.join(chunked, "metrics.csv")) as g:
         rows_a, rows_b = list(csv.DictReader(f)), list(csv.DictReader(g))
