@@ -55,7 +55,7 @@ import tyro
 from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict, get_optimizer_state_dict,
                                                      set_model_state_dict, set_optimizer_state_dict)
 from torch.distributed.device_mesh import init_device_mesh
-from torch.distributed.fsdp import fully_shard
+from torch.distributed.fsdp import FSDPModule, fully_shard
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
@@ -181,6 +181,9 @@ class Args:
     # Algorithm specific arguments
     mode: Literal["branch", "vanilla", "multi_rollout"] = "branch"
     """`branch`: BranchOPD; `vanilla`: OPD on one trajectory per task; `multi_rollout`: OPD on --num-generations"""
+    shard_teacher: bool = False
+    """torchrun: shard the teacher over the ranks (FSDP2) instead of a full copy on every rank; its own held-out
+    success at the start is then not measured (sampling from it would need the whole model)"""
     teacher: str | None = None
     """teacher model directory (default: the cached tiny teacher, a policy warm-started on mistake-free
     demonstrations with the student's tokenizer; see policy.TEACHER_DEFAULTS)"""
@@ -560,11 +563,18 @@ def tag_token_ids(tokenizer) -> tuple[int, ...]:
 
 def attach_teacher_logprobs(teacher, decisions: list[Decision], pad_token_id: int, chunk: int = 64) -> None:
     """The teacher's log-prob of every sampled token, at the same positions as the student's: the logits at
-    position t - 1 of prompt + action score action token t (tests/test_branchopd.py checks the alignment)."""
+    position t - 1 of prompt + action score action token t (tests/test_branchopd.py checks the alignment). A
+    teacher sharded over the ranks (--shard-teacher: its forward is a collective) runs as many chunks on every
+    rank; a rank with fewer adds forwards whose results it drops."""
+    starts = list(range(0, len(decisions), chunk))
+    if isinstance(teacher, FSDPModule):
+        starts += [None] * (max(gather(len(starts), dist.get_world_size())) - len(starts))
     with torch.no_grad():
-        for start in range(0, len(decisions), chunk):
-            batch = decisions[start:start + chunk]
+        for start in starts:
+            batch = decisions[start:start + chunk] if start is not None else decisions[:1]
             logprobs, _, mask = action_logprobs(teacher, batch, pad_token_id, 1.0)
+            if start is None:
+                continue
             for row, d in enumerate(batch):
                 d.teacher_logprobs = logprobs[row][mask[row]].tolist()
 
@@ -1074,6 +1084,8 @@ def main(args: Args) -> str:
                          "external_launcher executor); use --backend hf")
     if args.fsdp and world_size == 1:
         raise SystemExit("--fsdp shards the learner over torchrun's processes: run the script under torchrun")
+    if args.shard_teacher and world_size == 1:
+        raise SystemExit("--shard-teacher shards the teacher over torchrun's processes: run under torchrun")
 
     # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config wins, except --total-steps)
     if args.resume:
@@ -1129,6 +1141,11 @@ def main(args: Args) -> str:
         model.gradient_checkpointing_enable()
     autocast = torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=args.bf16)  # --bf16: forwards only
     teacher.to(model.device)
+    if args.shard_teacher:  # FSDP2: every rank holds a shard of the teacher; its forwards become collectives
+        mesh = init_device_mesh(model.device.type, (world_size,))
+        for layer in getattr(getattr(teacher, "model", None), "layers", []):
+            fully_shard(layer, mesh=mesh)
+        fully_shard(teacher, mesh=mesh)
     if args.backend == "vllm":
         sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed)
     else:  # --fsdp: the sampler keeps a full copy (a sharded module's forward is a collective)
@@ -1233,7 +1250,8 @@ def main(args: Args) -> str:
                        f"sampled {row[prefix + '_reward_sampled']:.3f} greedy {row[prefix + '_reward_greedy']:.3f}")
         plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
 
-    if start_step == 0:  # the teacher's held-out success next to the student's: OPD needs a better teacher
+    # the teacher's held-out success next to the student's: OPD needs a better teacher (a sharded one is not sampled)
+    if start_step == 0 and not args.shard_teacher:
         split, envs = next(iter(eval_envs.items()))
         teacher_sampler = HFSampler(teacher, tokenizer, args.max_new_tokens)
         teacher_row = {"step": 0}
