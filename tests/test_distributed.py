@@ -45,13 +45,16 @@ def only_run_dir(runs_dir) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script, learner", [(s, "ddp") for s in SCRIPTS] + [("branchopd.py", "fsdp")])
+@pytest.mark.parametrize("script, learner", [(s, "ddp") for s in SCRIPTS] + [("branchopd.py", "fsdp"),
+                                                                               ("treepo.py", "vllm")])
 def test_two_ranks_update_equals_one_rank(script, learner, tmp_path, cache_dir):
     """DDP for every script; FSDP2 (`--fsdp`, the same lines in every script) for BranchOPD, whose repair loss
-    runs a second forward through the sharded module before the backward, with its teacher sharded too."""
-    run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "one")], 1, cache_dir)
+    runs a second forward through the sharded module before the backward, with its teacher sharded too; a vLLM
+    engine per rank (the same lines in every script) for TreePO, whose segment rounds are the most irregular."""
+    backend = ["--backend", "vllm"] if learner == "vllm" else []
+    run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "one")] + backend, 1, cache_dir)
     sharded = ["--fsdp", "--shard-teacher"] if learner == "fsdp" else []
-    run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "two")] + sharded, 2, cache_dir)
+    run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "two")] + sharded + backend, 2, cache_dir)
     one, two = weights(only_run_dir(tmp_path / "one")), weights(only_run_dir(tmp_path / "two"))
     assert one["rows"][-1]["trained_decisions"] == two["rows"][-1]["trained_decisions"] > 0
     assert one["rows"][-1]["decisions"] == two["rows"][-1]["decisions"]

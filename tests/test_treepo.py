@@ -197,7 +197,7 @@ def test_dynamic_sampling_keeps_each_tree_whole_across_rounds(monkeypatch):
     index, its leaves point at their own decisions, and the dropped trees are counted."""
     rounds = iter([[(0, 1), (0, 0), (1, 1), (0, 0)], [(1, 0), (0, 1), (1, 0)]])  # leaf rewards per tree
 
-    def hand_built_trees(envs, task_ids, sampler, tokenizer, args, rng):
+    def hand_built_trees(envs, task_ids, sampler, tokenizer, args, rng, seeds=None):
         decisions, episodes = [], []
         for tree, (task_id, rewards) in enumerate(zip(task_ids, next(rounds))):
             for leaf, reward in enumerate(rewards):
