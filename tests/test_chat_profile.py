@@ -81,6 +81,9 @@ class ReplayingSampler:
             out.append((ids + [self.tokenizer.eos_token_id], [-1.0] * (len(ids) + 1)))
         return out
 
+    def any_rank(self, flag):  # one process
+        return flag
+
 
 def test_rollout_steps_the_env_with_the_action_and_charges_the_format_penalty(chat_tokenizer):
     grpo = importlib.import_module("grpo_baseline")
