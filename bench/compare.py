@@ -210,9 +210,11 @@ def main() -> None:
         lines.append(f"| {ALGORITHMS[name][0]} | {steps[name]} | {np.mean(tokens):.0f} +- {np.std(tokens):.0f} | "
                      f"{np.mean(seconds):.0f} +- {np.std(seconds):.0f} |")
     with open(os.path.join(ROOT, run_dirs[f"grpo_{cli.seeds[0]}"], "config.json")) as f:
-        primary = json.load(f)["eval_splits"][0]  # logged as eval_*; any other split as eval_SPLIT_*
+        splits = json.load(f)["eval_splits"]  # the first logged as eval_*; eval_ood as eval_ood_*, others eval_SPLIT_*
+    split_of = {"eval" if i == 0 else split if split.startswith("eval") else f"eval_{split}": split
+                for i, split in enumerate(splits)}
     for prefix in prefixes:
-        split = primary if prefix == "eval" else prefix[len("eval_"):]
+        split = split_of.get(prefix, prefix)
         lines += ["", f"## held-out split `{split}` (columns `{prefix}_*`)", "",
                   "| algorithm | " + " | ".join(METRICS) + f" | reaches GRPO's final {cli.reach_metric} at "
                   "(step / tokens / seconds) |", "|---|" + "---|" * (len(METRICS) + 1)]
@@ -240,7 +242,7 @@ def main() -> None:
             length = min(len(c["value"]) for c in mine)
             mean = np.mean([c["value"][:length] for c in mine], axis=0)
             hit = next((i for i in range(length) if mean[i] >= target), None)
-            reach = "not reached" if hit is None else (
+            reach = "not reached" if hit is None else "at the start" if hit == 0 else (
                 f"{mine[0]['steps'][hit]} / {np.mean([c['tokens'][hit] for c in mine]):.0f} / "
                 f"{np.mean([c['seconds'][hit] for c in mine]):.0f}")
             lines.append(f"| {ALGORITHMS[name][0]} | " + " | ".join(cells) + f" | {reach} |")
