@@ -210,9 +210,11 @@ def main() -> None:
         lines.append(f"| {ALGORITHMS[name][0]} | {steps[name]} | {np.mean(tokens):.0f} +- {np.std(tokens):.0f} | "
                      f"{np.mean(seconds):.0f} +- {np.std(seconds):.0f} |")
     with open(os.path.join(ROOT, run_dirs[f"grpo_{cli.seeds[0]}"], "config.json")) as f:
-        splits = json.load(f)["eval_splits"]  # the first logged as eval_*; eval_ood as eval_ood_*, others eval_SPLIT_*
-    split_of = {"eval" if i == 0 else split if split.startswith("eval") else f"eval_{split}": split
-                for i, split in enumerate(splits)}
+        splits = json.load(f)["eval_splits"]
+    sys.path.insert(0, ROOT)
+    from grpo_baseline import split_prefix  # the column prefix each script logs a split under
+
+    split_of = {split_prefix(split, i == 0): split for i, split in enumerate(splits)}
     for prefix in prefixes:
         split = split_of.get(prefix, prefix)
         lines += ["", f"## held-out split `{split}` (columns `{prefix}_*`)", "",
