@@ -154,9 +154,9 @@ def main() -> None:
         return [script, *common, "--seed", str(seed), "--exp-name", exp_name,
                 *[f.format(n=cli.num_generations) for f in flags], *extra, *cli.script_args]
 
-    def pool_run(jobs: list[dict]) -> dict[str, str]:
-        # the warm start (and BranchOPD's teacher) is built by the first job alone, before the others start
-        first, rest = jobs[:1], jobs[1:]
+    def pool_run(jobs: list[dict], first_alone: bool) -> dict[str, str]:
+        # the calibrations: the warm start is built by the first job alone, before the others start
+        first, rest = (jobs[:1], jobs[1:]) if first_alone else ([], jobs)
         done = {job["key"]: run(job, state, state_path) for job in first}
         with ThreadPoolExecutor(cli.parallel) as pool:
             futures = {job["key"]: pool.submit(run, job, state, state_path) for job in rest}
@@ -171,7 +171,7 @@ def main() -> None:
                                  "command": command(name, 1, f"calibrate_{name}", [
                                      "--total-steps", str(cli.calibration_steps), "--eval-every", "0",
                                      "--eval-tasks", "1"])})
-    calibration = pool_run(calibration_jobs)
+    calibration = pool_run(calibration_jobs, first_alone=True)
     per_step = {name: tokens_per_step(calibration[f"calibrate_{name}"]) for name in cli.algorithms}
     steps = {name: max(1, round(grpo_steps * per_step["grpo"] / per_step[name])) for name in cli.algorithms}
     eval_every = {name: max(1, round(grpo_eval_every * steps[name] / grpo_steps)) if grpo_eval_every else 0
@@ -184,7 +184,7 @@ def main() -> None:
             jobs.append({"key": f"{name}_{seed}", "log": os.path.join(runs_dir, "logs", f"{cli.env}_{name}_{seed}.log"),
                          "command": command(name, seed, f"compare_{name}", ["--total-steps", str(steps[name]),
                                                                             "--eval-every", str(eval_every[name])])})
-    run_dirs = pool_run(jobs)
+    run_dirs = pool_run(jobs, first_alone=False)  # the calibrations built everything
 
     # 3. table and figure
     prefixes = split_prefixes(read_rows(os.path.join(ROOT, run_dirs[f"grpo_{cli.seeds[0]}"])))

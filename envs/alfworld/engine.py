@@ -87,7 +87,11 @@ class Engine:
         return self._plans[native.state_id]
 
     def human_readable_facts(self, native: NativeState) -> list:
-        return [self.pddl._get_human_readable_fact(f) for f in native.tw_state["_facts"]]
+        """The state's facts in a fixed order. textworld lists them in the order of a set of propositions, which
+        changes with PYTHONHASHSEED and with how the set was built, and the handcoded expert's choices follow
+        that order: unsorted, the same demonstrations differ from one process to the next."""
+        facts = [self.pddl._get_human_readable_fact(f) for f in native.tw_state["_facts"]]
+        return sorted(facts, key=lambda fact: (fact.name, tuple(fact.names)))
 
     def __del__(self):
         # Nothing references this engine any more: free its planner states and hand its library copy to
