@@ -4,8 +4,9 @@
     python bench/alfworld_step.py --games 6 --steps 40 --data-dir PATH_TO_ALFWORLD_GAMES
 
 For each game: an action sequence (the planner's solution interleaved with random admissible and invalid
-commands) is replayed from the start three times, side by side in one process: plain textworld, with its
-grammar parsing memoized, and memoized plus shallow derivation contexts (the env's default); the traces
+commands) is replayed from the start four times, side by side in one process: plain textworld, with its
+grammar parsing memoized, memoized plus shallow derivation contexts, and all that plus the admissible commands'
+text cached per game (the env's default); the traces
 are checked identical. Snapshot cost is `env.snapshot()`, restore cost is
 `handle.restore()` (a new live env), and "restore + step" is the first step of a restored env (which
 installs its state into the shared engine).
@@ -75,8 +76,9 @@ def per_call_us(fn, repeat: int) -> float:
     return (time.perf_counter() - start) / repeat * 1e6
 
 
-CONFIGS = {"textworld": dict(enabled=False), "memoized": dict(enabled=True, shallow_contexts=False),
-           "default": dict(enabled=True)}
+CONFIGS = {"textworld": dict(enabled=False),
+           "memoized": dict(enabled=True, shallow_contexts=False, memoize_commands=False),
+           "shallow": dict(enabled=True, memoize_commands=False), "default": dict(enabled=True)}
 
 
 def bench_env(label: str, env: AlfWorldEnv, games: int, steps: int, seed: int) -> dict:
@@ -155,11 +157,11 @@ def main():
     if data_dir:
         sources.append((f"official ({os.path.basename(os.path.normpath(data_dir))})", AlfWorldEnv(data_dir=data_dir)))
     print(f"ALFWorld step latency, {args.games} games x {args.steps} steps per source, "
-          "each replayed in 3 configurations")
+          f"each replayed in {len(CONFIGS)} configurations")
     rows = [bench_env(label, env, args.games, args.steps, args.seed) for label, env in sources]
     print("\nstep latency, ms (median; mean in parentheses)")
     print(f"{'games':34s} {'steps':>5s} {'textworld':>16s} {'memoized parse':>16s} {'+ shallow ctx':>16s}"
-          f" {'speed-up (memo / default)':>26s}")
+          f" {'+ memo commands':>16s} {'speed-up (memo / default)':>26s}")
     for r in rows:
         cells = " ".join(f"{r[n]:7.1f} ({r[n + '_mean']:5.1f})" for n in CONFIGS)
         print(f"{r['label']:34s} {r['steps']:5d} {cells} {r['textworld'] / r['memoized']:12.1f}x "
@@ -168,7 +170,7 @@ def main():
     print(f"{'games':34s} {'snapshot us':>12s} {'restore us':>11s} {'restored env first step ms':>27s}")
     for r in rows:
         print(f"{r['label']:34s} {r['snapshot_us']:12.1f} {r['restore_us']:11.1f} {r['restore_step_ms']:27.1f}")
-    print("\ntraces were identical in all three configurations")
+    print(f"\ntraces were identical in all {len(CONFIGS)} configurations")
     print("\ngame loading, s per game (mean; a new engine each time)")
     print(f"{'games':34s} {'textworld':>10s} {'empty disk cache':>17s} {'warm disk cache':>16s} {'speed-up':>9s}")
     for label, env in sources:

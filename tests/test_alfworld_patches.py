@@ -24,7 +24,9 @@ def test_make_env_and_sys_argv(cache_dir):
 def memo_traces(env, task_id, actions):
     out = {}
     try:
-        for name, config in {"off": dict(enabled=False), "memo": dict(enabled=True, shallow_contexts=False),
+        for name, config in {"off": dict(enabled=False),
+                             "memo": dict(enabled=True, shallow_contexts=False, memoize_commands=False),
+                             "shallow": dict(enabled=True, memoize_commands=False),
                              "on": dict(enabled=True)}.items():
             memoize_grammar(**config)
             obs, info = env.reset(options={"task_id": task_id})
@@ -42,8 +44,8 @@ def test_memoized_text_generation_gives_identical_traces(gen, tmp_path):
         actions = [a for pair in zip(actions, [rng.choice(GARBAGE[:4] + ["look", "inventory", "help"])
                                              for _ in actions]) for a in pair]
         traces = memo_traces(gen, task_id, actions)
-        assert traces["off"] == traces["memo"] == traces["on"]
-    assert grammar_speedups() == {"memoize": True, "shallow_contexts": True}
+        assert traces["off"] == traces["memo"] == traces["shallow"] == traces["on"]
+    assert grammar_speedups() == {"memoize": True, "shallow_contexts": True, "memoize_commands": True}
     # loading (grammar parse and PDDL translation) with the speed-ups off gives the same game too
     try:
         memoize_grammar(False)
@@ -62,4 +64,27 @@ def test_memoized_text_generation_on_real_games(real):
         real.reset(options={"task_id": task_id})
         actions = real.expert_plan()
         traces = memo_traces(real, task_id, actions[:3] + ["look", "examine " + actions[0][len("go to "):]])
-        assert traces["off"] == traces["memo"] == traces["on"]
+        assert traces["off"] == traces["memo"] == traces["shallow"] == traces["on"]
+
+
+def test_memoized_commands_skip_most_derivations(gen, monkeypatch):
+    """The admissible commands' cache is used: replaying an episode derives far fewer texts with it on."""
+    from textworld.envs.pddl.textgen import ContextSensitiveGrammar
+
+    calls = []
+    original = ContextSensitiveGrammar.derive
+    monkeypatch.setattr(ContextSensitiveGrammar, "derive", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    gen.reset(options={"task_id": 1})
+    actions = gen.expert_plan()
+    counts = {}
+    try:
+        for name, commands in (("off", False), ("on", True), ("on, cached", True)):
+            memoize_grammar(True, memoize_commands=commands)
+            calls.clear()
+            gen.reset(options={"task_id": 1})
+            trace(gen, actions)
+            counts[name] = len(calls)
+    finally:
+        memoize_grammar(True)
+    # off: one derivation per admissible command and step; on: the feedback text plus new commands only
+    assert counts["on, cached"] <= len(actions) + 1 < counts["off"] / 5

@@ -11,6 +11,13 @@ measures each part). `memoize_grammar(False)` switches the speed-ups off for com
 - `textworld.envs.pddl.textgen.copy_context` (shallow): textworld deep-copies every entity of the derivation
   context for each symbol; derivations add keys to `variables` and `mapping` but never modify the entity
   objects, so copying the dicts is enough.
+- `textworld.envs.pddl.PddlEnv._gather_infos` (admissible commands memoized): at every step textworld derives
+  the text of each applicable action (~20) from its grammar template, most of the step's time. A command's
+  text depends only on its template, its variable bindings and the state's facts of the predicates the
+  template queries (`{r.name | receptacleatlocation(r, lend)}`, facts that never change in ALFWorld), so it
+  is cached per game under that key; templates that name grammar symbols (`#...#`, whose rules may test any
+  fact) are derived as before. The facts list of the derivation context is built once per step, not once
+  per action (derivations only read it).
 - `fast_downward.pddl2sas`: fast-downward's translator overwrites `sys.argv`; the wrapper restores it
   (always) and, when the speed-ups are on, memoizes translations: the last 8 in memory (so the load-time
   reset does not translate the game twice more) and all of them on disk under `translation_cache_dir()`,
@@ -34,8 +41,11 @@ from collections import OrderedDict
 from importlib import metadata
 from pathlib import Path
 
+import re
+
 import fast_downward
 import textworld.envs.pddl.textgen as _tw_textgen
+from textworld.envs.pddl import PddlEnv as _TwPddlEnv
 from textworld.logic import Rule as _TwRule
 
 
@@ -50,11 +60,12 @@ _ORIGINALS = {
     "copy_context": _original(_tw_textgen.copy_context),
     "pddl2sas": _original(fast_downward.pddl2sas),
     "load_lib": _original(fast_downward.load_lib),
+    "gather_infos": _original(_TwPddlEnv._gather_infos),
 }
 _TEXTGEN_CACHE: dict = {}
 _QUERY_CACHE: dict = {}
 _SAS_CACHE: "OrderedDict" = OrderedDict()
-_SPEEDUPS = {"memoize": False, "shallow_contexts": False}
+_SPEEDUPS = {"memoize": False, "shallow_contexts": False, "memoize_commands": False}
 _FAST_DOWNWARD_VERSION = metadata.version("fast-downward-textworld")
 
 
@@ -80,6 +91,62 @@ def _shallow_copy_context(context):
     `mapping` but never modify the EntityInfo / Placeholder / Variable objects in them."""
     return {"state": context["state"], "facts": context["facts"], "variables": dict(context["variables"]),
             "mapping": dict(context["mapping"]), "entity_infos": context["entity_infos"]}
+
+
+_PREDICATE = re.compile(r"(\w+)\s*\(")
+
+
+def _queried_predicates(template: str) -> frozenset | None:
+    """The predicate names a command template's queries can test (an over-approximation: every `name(` in
+    it), or None when it names a grammar symbol (`#...#`), whose production rules may test any fact."""
+    if "#" in template:
+        return None
+    return frozenset(_PREDICATE.findall(template))
+
+
+def _memo_gather_infos(self):
+    """PddlEnv._gather_infos with each admissible command's text cached per game (see the module docstring);
+    everything it stores in `self.state` is what the original stores."""
+    self.state["command_templates"] = sorted(set(action.template for action in self._logic.actions.values()))
+    self.state["won"] = self._pddl_state.check_goal()
+    self.state["lost"] = False
+    self.state["_entity_infos"] = dict(self._entity_infos)
+    self.state["_facts"] = list(self._pddl_state.facts)
+    if self.request_infos.facts:
+        self.state["facts"] = list(map(self._get_human_readable_fact, self.state["_facts"]))
+    self.state["last_action"] = None
+    self.state["_last_action"] = self._last_action
+    self.state["_valid_actions"] = list(self._pddl_state.all_applicable_actions())
+
+    mapping = {k: info.name for k, info in self._entity_infos.items()}
+    cache = self.__dict__.setdefault("_command_text_cache", {})  # per PddlEnv, i.e. per game
+    facts, facts_of = self.state["_facts"], {}  # facts: read only by the derivations
+    self.state["_valid_commands"] = []
+    for action in self.state["_valid_actions"]:
+        template = action.command_template
+        names = _queried_predicates(template)
+        key = None
+        if names is not None:
+            if names not in facts_of:
+                facts_of[names] = frozenset(fact for signature, props in self._pddl_state._facts.items()
+                                            if signature.name in names for fact in props)
+            key = (template, tuple(sorted((ph.name, var.name) for ph, var in action.mapping.items())),
+                   facts_of[names])
+        text = cache.get(key) if key is not None else None
+        if text is None:
+            context = {"state": self._pddl_state, "facts": facts,
+                       "variables": {ph.name: self._entity_infos[var.name] for ph, var in action.mapping.items()},
+                       "mapping": action.mapping, "entity_infos": self._entity_infos}
+            text = self._logic.grammar.derive(template, context)
+            if key is not None:
+                cache[key] = text
+        action.command_template = text
+        self.state["_valid_commands"].append(action.format_command(mapping))
+    self.state["admissible_commands"] = sorted(set(self.state["_valid_commands"]))
+    if self.request_infos.moves:
+        self.state["moves"] = self._moves
+    if self.request_infos.policy_commands:
+        self.state["policy_commands"] = self._pddl_state.replan(self._entity_infos)
 
 
 def translation_cache_dir() -> Path:
@@ -123,15 +190,19 @@ def _translate(domain, problem, verbose=False, optimize=False):
         sys.argv[:] = argv
 
 
-def memoize_grammar(enabled: bool = True, shallow_contexts: bool | None = None) -> None:
+def memoize_grammar(enabled: bool = True, shallow_contexts: bool | None = None,
+                    memoize_commands: bool | None = None) -> None:
     """Switch textworld's text generation speed-ups on (the default at import) or off (for comparisons).
 
     `enabled`: memoize `textgen._parse_and_convert` (a deep copy of the cached parse per call),
     `Rule.parse_conjunctive_query` and the PDDL translation (so the load-time reset does not translate
     the game twice more). `shallow_contexts` (default: same as `enabled`): copy derivation contexts
-    without deep-copying their entity objects. Either way traces are identical."""
+    without deep-copying their entity objects. `memoize_commands` (default: same as `enabled`): cache the
+    admissible commands' text per game. Either way traces are identical."""
     _SPEEDUPS["memoize"] = bool(enabled)
     _SPEEDUPS["shallow_contexts"] = bool(enabled if shallow_contexts is None else shallow_contexts)
+    _SPEEDUPS["memoize_commands"] = bool(enabled if memoize_commands is None else memoize_commands)
+    _TwPddlEnv._gather_infos = _memo_gather_infos if _SPEEDUPS["memoize_commands"] else _ORIGINALS["gather_infos"]
     _tw_textgen._parse_and_convert = _memo_textgen_parse if enabled else _ORIGINALS["textgen_parse"]
     _TwRule.parse_conjunctive_query = classmethod(_memo_conjunctive_query if enabled
                                                   else _ORIGINALS["conjunctive_query"])
@@ -141,12 +212,13 @@ def memoize_grammar(enabled: bool = True, shallow_contexts: bool | None = None) 
 
 
 for _patch, _name in [(_memo_textgen_parse, "textgen_parse"), (_memo_conjunctive_query, "conjunctive_query"),
-                      (_shallow_copy_context, "copy_context"), (_translate, "pddl2sas")]:
+                      (_shallow_copy_context, "copy_context"), (_translate, "pddl2sas"),
+                      (_memo_gather_infos, "gather_infos")]:
     _patch.original = _ORIGINALS[_name]
 
 
 def grammar_speedups() -> dict:
-    """Which speed-ups are on: {"memoize": bool, "shallow_contexts": bool}."""
+    """Which speed-ups are on: {"memoize": bool, "shallow_contexts": bool, "memoize_commands": bool}."""
     return dict(_SPEEDUPS)
 
 
