@@ -64,6 +64,7 @@ class SWEState:
     files: dict[str, str]  # what the agent has edited so far: path -> text (the expert reads it)
     region: tuple[str, int, int]  # (name, first line, last line) the task statement points at (`bug_region`)
     read: set = field(default_factory=set)  # files the agent has looked at
+    aimed_low: bool = False  # the demonstrator has taken its wrong-line mistake (once per episode)
     steps: int = 0
     done: bool = False
     reward: float = 0.0
@@ -248,16 +249,17 @@ class SWEEnv(TextEnv):
 
     def demo_action(self, rng, mistake_prob: float) -> str:
         """The expert with two systematic mistakes, each taken with `mistake_prob` where its state arises: it
-        edits before reading the file, and its first edit writes the fix on the line below the bug (then it
-        must repair both lines)."""
+        edits before reading the file, and its first `replace` aims at the line below the bug (refused there,
+        or a wrong change it must undo; once per episode)."""
         s, task = self.state, self.state.task
         action = self.expert_action()
         if action.startswith("cat ") and rng.random() < mistake_prob:  # edit before reading
             s.read.add(task["file"])
             action = self.expert_action()
         untouched = s.files[task["file"]] == package_files(task)[task["file"]]
-        if action.startswith("replace ") and untouched and rng.random() < mistake_prob:
+        if action.startswith("replace ") and untouched and not s.aimed_low and rng.random() < mistake_prob:
             if task["line"] < len(s.files[task["file"]].rstrip("\n").split("\n")):  # the fix one line too low
+                s.aimed_low = True
                 action = action.replace(f"replace {task['file']} {task['line']} ",
                                         f"replace {task['file']} {task['line'] + 1} ", 1)
         return action
