@@ -14,6 +14,8 @@ import pytest
 from envs import check_snapshot_fidelity, make_env
 from envs.swe import sandbox as sandbox_module
 from envs.swe.engine import docker_client
+from envs.swe.env import minimal_replacement
+from envs.swe.tasks import package_files
 
 HAVE_DOCKER = docker_client() is not None
 REQUIRE_DOCKER = os.environ.get("TREE_RL_REQUIRE_DOCKER") == "1"
@@ -58,9 +60,12 @@ def test_expert_fixes_and_demonstrator_makes_its_mistakes(env):
     ids = rng.sample(range(env.num_tasks), 6)
     expert = [play(env, t, lambda e: e.expert_action()) for t in ids]
     assert all(reward == 1.0 for reward, _ in expert)
-    demo = [play(env, t, lambda e: e.demo_action(rng, 1.0)) for t in ids]  # always the mistakes: still repaired
-    assert all(reward == 1.0 for reward, _ in demo)
-    assert sum(info["steps"] for _, info in demo) > sum(info["steps"] for _, info in expert)  # but in more steps
+    for t in ids:  # always the mistakes: still repaired
+        assert play(env, t, lambda e: e.demo_action(rng, 1.0))[0] == 1.0
+        task, actions = env.state.task, list(env.actions_taken)
+        assert not actions[0].startswith("cat ")  # it edits before reading
+        if task["line"] < len(package_files(task)[task["file"]].rstrip("\n").split("\n")):
+            assert actions[0].startswith(f"replace {task['file']} {task['line'] + 1} ")  # one line too low
     for t in ids:  # the expert's first command reads what the prompt's task text points at, nothing it hides
         obs, info = env.reset(options={"task_id": t})
         command = env.expert_action().split()
@@ -74,18 +79,37 @@ def test_actions_and_their_errors_change_nothing(env):
     before = env.sandbox.read(task["file"])
     for action in ("", "rm -rf /", "cat", f"cat {task['file']} 9-2", "cat ../../etc/passwd", "cat /etc/passwd",
                    f"edit {task['file']} 0 x", f"edit {task['file']} 9999 x", "edit ../outside.py 1 x",
-                   "edit /etc/hosts 1 x", "ls ..", "ls /", "grep", "grep two words", "cat missing.py"):
+                   "edit /etc/hosts 1 x", "ls ..", "ls /", "grep", "grep two words", "cat missing.py",
+                   "replace", f"replace {task['file']} {task['line']} no such text => x",
+                   f"replace {task['file']} 9999 a => b", "replace ../outside.py 1 a => b",
+                   f"replace {task['file']} {task['line']}   => x"):  # OLD " " occurs more than once
         obs, reward, terminated, truncated, info = env.step(action)
         assert info["invalid"] and not terminated and reward == 0.0, action
         assert obs and "Traceback" not in obs, action
     assert env.sandbox.read(task["file"]) == before
     obs, *_ = env.step(f"cat {task['file']} {task['line']}-{task['line']}")
     assert obs == f"{task['line']} {task['buggy_line']}"
-    obs, *_ = env.step(f"edit {task['file']} {task['line']} {task['original_line']}")
+    old, new = minimal_replacement(task["buggy_line"], task["original_line"])
+    obs, _, _, _, info = env.step(f"replace {task['file']} {task['line']} {old} => {new}".rstrip())
+    assert not info["invalid"] and obs == f"line {task['line']} of {task['file']} is now: {task['original_line']}"
     assert env.sandbox.read(task["file"]).split("\n")[task["line"] - 1] == task["original_line"]
     obs, *_ = env.step("run_tests")
     assert "passed" in obs and " in 0." not in obs  # timings are normalized away
     assert env.step("submit")[1] == 1.0
+
+
+@pytest.mark.parametrize("line, fixed, old, new", [
+    ("    if n <= 0:", "    if n < 0:", "<=", "<"),
+    ("    x = f(b, a)", "    x = f(a, b)", "f(b, a)", "f(a, b)"),
+    ("        if not x:", "        if x:", "not x:", "x:"),
+    ("    return n + 1", "    return n", "n + 1", "n"),
+    ("    y = x + x", "    y = x - x", "+", "-"),
+    ("    a = a", "    a = b", "= a", "= b"),  # `a` alone occurs twice: widened until it is unique
+    ("    pass", "    total = total + x", "pass", "total = total + x"),
+])
+def test_the_smallest_replace_that_fixes_a_line(line, fixed, old, new):
+    assert minimal_replacement(line, fixed) == (old, new)
+    assert line.count(old) == 1 and line.replace(old, new) == fixed
 
 
 def test_editing_the_visible_tests_does_not_pay(env):

@@ -5,6 +5,10 @@ One command per turn (SWE-agent's line-addressed views and edits, mini-swe-agent
     cat FILE [A-B]           FILE with line numbers (lines A to B)
     grep WORD                the lines of the .py files that contain WORD
     edit FILE LINE TEXT      replace line LINE of FILE with TEXT (the rest of the command, spaces kept)
+    replace FILE LINE OLD => NEW
+                             replace the one occurrence of OLD on line LINE of FILE with NEW (OpenHands'
+                             exact-match `str_replace`, narrowed to one line: a fix copies the line's text
+                             and changes a few tokens, where `edit` must write the whole line)
     run_tests                the visible test suite (tests/)
     submit                   end the episode: the hidden tests decide the reward
 Outputs are truncated with an elision count. A malformed command, a path outside the work dir or a line
@@ -36,7 +40,8 @@ PYTEST = "python3 -m pytest -q --tb=short -p no:cacheprovider"  # plugin autoloa
 GRADE_DIR = ".grade"  # the hidden tests are written here at `submit` only, after the agent's last command
 _TIMING = re.compile(r" in \d+\.\d+s")
 _ADDRESS = re.compile(r"\b0x[0-9a-f]{6,}\b")
-COMMANDS = ("ls", "cat", "grep", "edit", "run_tests", "submit")
+COMMANDS = ("ls", "cat", "grep", "edit", "replace", "run_tests", "submit")
+REPLACE_SEPARATOR = " => "  # never in Python source, so OLD and NEW may hold spaces
 
 
 def truncate(text: str) -> str:
@@ -59,6 +64,7 @@ class SWEState:
     files: dict[str, str]  # what the agent has edited so far: path -> text (the expert reads it)
     region: tuple[str, int, int]  # (name, first line, last line) the task statement points at (`bug_region`)
     read: set = field(default_factory=set)  # files the agent has looked at
+    aimed_low: bool = False  # the demonstrator has taken its wrong-line mistake (once per episode)
     steps: int = 0
     done: bool = False
     reward: float = 0.0
@@ -102,7 +108,8 @@ class SWEEnv(TextEnv):
         name, first, last = self.state.region
         obs = (f"Fix the bug in package {task['package']} so that its tests pass. The failure points at {name} in "
                f"{task['file']} lines {first}-{last}. Files: {' '.join(sorted(p for p in files if p.endswith('.py')))}."
-               f" Commands: ls, cat FILE A-B, grep WORD, edit FILE LINE TEXT, run_tests, submit.")
+               f" Commands: ls, cat FILE A-B, grep WORD, edit FILE LINE TEXT, replace FILE LINE OLD => NEW,"
+               f" run_tests, submit.")
         return obs, self._info(False)
 
     def _info(self, invalid: bool) -> dict:
@@ -172,6 +179,26 @@ class SWEEnv(TextEnv):
                 self.sandbox.write(path, updated)
                 s.files[path] = updated
                 return f"line {number} of {path} is now: {new}", False
+            if name == "replace":
+                match = re.fullmatch(r"(\S+) (\d+) (.+?) =>(?: (.*))?", rest, flags=re.S)
+                if not match:
+                    return "usage: replace FILE LINE OLD => NEW", True
+                path, number, old, new = safe_path(match[1]), int(match[2]), match[3], match[4] or ""
+                if "\n" in old + new:
+                    return "replace works on one line: OLD and NEW have no newline", True
+                text = self._read(path)
+                lines = text.split("\n")
+                if not 1 <= number <= len(lines) - (1 if text.endswith("\n") else 0):
+                    return f"{path} has no line {number}", True
+                count = lines[number - 1].count(old)
+                if count != 1:
+                    return (f"line {number} of {path} does not contain {old!r}" if count == 0 else
+                            f"{old!r} occurs {count} times on line {number} of {path}: give more of the line"), True
+                lines[number - 1] = lines[number - 1].replace(old, new)
+                updated = "\n".join(lines)
+                self.sandbox.write(path, updated)
+                s.files[path] = updated
+                return f"line {number} of {path} is now: {lines[number - 1]}", False
             if name == "run_tests":
                 code, out = self.sandbox.run(f"{PYTEST} tests", timeout=TEST_TIMEOUT)
                 return truncate(normalize(out)), False
@@ -205,29 +232,36 @@ class SWEEnv(TextEnv):
     # Expert and demonstrator
     # ---------------------------------------------------------------------------------------------------
     def expert_action(self) -> str:
-        """Read the region the task statement points at, put back the original line (and undo any other change),
-        submit."""
+        """Read the region the task statement points at, put back the original text of the changed line with the
+        smallest `replace` (and undo any other change the same way), submit."""
         s, task = self.state, self.state.task
-        wrong = first_changed_line(s.files[task["file"]], self._fixed_source())
+        current, fixed = s.files[task["file"]], self._fixed_source()
+        wrong = first_changed_line(current, fixed)
         if wrong is None:
             return "submit"
         if task["file"] not in s.read:
             return f"cat {task['file']} {s.region[1]}-{s.region[2]}"
-        return f"edit {task['file']} {wrong} {self._fixed_source().split(chr(10))[wrong - 1]}"
+        current_lines, fixed_lines = current.split("\n"), fixed.split("\n")
+        if len(current_lines) != len(fixed_lines):  # a line was added or removed: only `edit` can put it back
+            return f"edit {task['file']} {wrong} {fixed_lines[wrong - 1]}"
+        old, new = minimal_replacement(current_lines[wrong - 1], fixed_lines[wrong - 1])
+        return f"replace {task['file']} {wrong} {old}{REPLACE_SEPARATOR}{new}".rstrip()
 
     def demo_action(self, rng, mistake_prob: float) -> str:
         """The expert with two systematic mistakes, each taken with `mistake_prob` where its state arises: it
-        edits before reading the file, and its first edit writes the fix on the line below the bug (then it
-        must repair both lines)."""
+        edits before reading the file, and its first `replace` aims at the line below the bug (refused there,
+        or a wrong change it must undo; once per episode)."""
         s, task = self.state, self.state.task
         action = self.expert_action()
         if action.startswith("cat ") and rng.random() < mistake_prob:  # edit before reading
             s.read.add(task["file"])
             action = self.expert_action()
         untouched = s.files[task["file"]] == package_files(task)[task["file"]]
-        if action.startswith("edit ") and untouched and rng.random() < mistake_prob:
+        if action.startswith("replace ") and untouched and not s.aimed_low and rng.random() < mistake_prob:
             if task["line"] < len(s.files[task["file"]].rstrip("\n").split("\n")):  # the fix one line too low
-                action = f"edit {task['file']} {task['line'] + 1} {task['original_line']}"
+                s.aimed_low = True
+                action = action.replace(f"replace {task['file']} {task['line']} ",
+                                        f"replace {task['file']} {task['line'] + 1} ", 1)
         return action
 
     def _fixed_source(self) -> str:
@@ -290,6 +324,29 @@ def resolve_backend(backend: str):
             raise RuntimeError("no Docker engine answers: start one with `eval \"$(bash envs/swe/docker_engine.sh)\"` "
                                "or set DOCKER_HOST")
     return "local", None, None
+
+
+def minimal_replacement(line: str, fixed: str) -> tuple[str, str]:
+    """(OLD, NEW) for `replace`: the part of `line` that differs from `fixed`, widened to whole
+    space-separated chunks, and widened further until OLD occurs once on the line."""
+    prefix = 0
+    while prefix < min(len(line), len(fixed)) and line[prefix] == fixed[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(line), len(fixed)) - prefix and line[-1 - suffix] == fixed[-1 - suffix]:
+        suffix += 1
+    start, end = prefix, len(line) - suffix  # OLD = line[start:end], NEW = fixed[start:len(fixed) - (len(line) - end)]
+    while True:
+        while start > 0 and line[start - 1] != " ":
+            start -= 1
+        while end < len(line) and line[end] != " ":
+            end += 1
+        while start < min(end, prefix) and line[start] == " ":  # never begin OLD with indentation
+            start += 1
+        old, new = line[start:end], fixed[start:len(fixed) - (len(line) - end)]
+        if (old and line.count(old) == 1) or (not line[:start].strip() and end == len(line)):
+            return old, new
+        start, end = max(0, start - 1), min(len(line), end + 1)  # take in the neighbouring chunks
 
 
 def first_changed_line(current: str, fixed: str) -> int | None:
