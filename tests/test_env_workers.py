@@ -38,7 +38,7 @@ def test_threaded_steps_equal_serial_steps_on_docker_sandboxes(docker_engine):
         threaded = play_batch(envs, task_ids, workers=4, rng=random.Random(5))
         assert threaded == serial
         assert sum(trace[-1][2] for trace in serial) >= 5  # the demonstrator repairs (nearly) every task
-        assert any(step[0].startswith("edit ") for trace in serial for step in trace)
+        assert any(step[0].startswith("replace ") for trace in serial for step in trace)  # the demonstrator edits
     finally:
         for env in envs:
             env.close()
