@@ -37,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from summarize_runs import difference_se, eval_curve, read_rows, split_prefixes, verdict
+from summarize_runs import difference_se, eval_curve, read_rows, sampled_tokens, split_prefixes, verdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # algorithm -> (label, script, flags); `{n}` is the matched number of returns per task
@@ -114,7 +114,7 @@ def save_state(state: dict, path: str, entry: dict, **fields) -> None:
 
 def tokens_per_step(run_dir: str) -> float:
     rows = [r for r in read_rows(os.path.join(ROOT, run_dir)) if r.get("decision_tokens")]
-    return float(np.mean([float(r["decision_tokens"]) for r in rows]))
+    return float(np.mean([sampled_tokens(r) for r in rows]))
 
 
 def main() -> None:

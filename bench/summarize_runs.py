@@ -28,12 +28,20 @@ def read_rows(run_dir: str) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def sampled_tokens(row: dict) -> float:
+    """Tokens the step's sampler decoded: treepo.py's `decoded_tokens` (every tree it grew, the trees dynamic
+    sampling dropped included, a shared prefix once); the other scripts' `decision_tokens` (every token they
+    sampled, a shared prefix once). treepo.py's own `decision_tokens` counts only the kept trees, leaf by leaf,
+    so matching on it gave TreePO the tokens of its dropped rounds for free."""
+    return float(row.get("decoded_tokens") or row["decision_tokens"])
+
+
 def eval_curve(rows: list[dict], key: str) -> dict[str, np.ndarray]:
     """Column `key` at every evaluated step, with its SE (NaN where the column has none), and the cumulative
-    sampled tokens (`decision_tokens`) and training seconds (`step_seconds`) of the steps before it."""
+    sampled tokens (`sampled_tokens`) and training seconds (`step_seconds`) of the steps before it."""
     tokens, seconds, total_tokens, total_seconds = {0: 0.0}, {0: 0.0}, 0.0, 0.0
     for r in sorted((r for r in rows if r.get("decision_tokens")), key=lambda r: int(r["step"])):
-        total_tokens += float(r["decision_tokens"])
+        total_tokens += sampled_tokens(r)
         total_seconds += float(r["step_seconds"])
         tokens[int(r["step"])], seconds[int(r["step"])] = total_tokens, total_seconds
     evals = [r for r in rows if r.get(key)]

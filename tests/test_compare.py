@@ -1,6 +1,7 @@
 """bench/compare.py end to end on math with tiny settings: every algorithm from one warm start, steps matched to
 GRPO's sampled tokens, a table and a figure, and an interrupted comparison continues where it stopped."""
 
+import csv
 import json
 import os
 import re
@@ -40,15 +41,20 @@ def test_compare_matches_tokens_writes_the_table_and_resumes(tmp_path, cache_dir
     assert sorted(state) == sorted([f"calibrate_{n}" for n in labels] + [f"{n}_1" for n in labels])
     assert all(entry["done"] for entry in state.values())
 
-    def tokens_per_step(run_dir):  # from the calibration run's metrics.csv
-        import csv
+    def tokens_per_step(run_dir):  # from the calibration run's metrics.csv: what its sampler decoded
         with open(os.path.join(ROOT, run_dir, "metrics.csv")) as f:
             rows = [r for r in csv.DictReader(f) if r.get("decision_tokens")]
-        return sum(float(r["decision_tokens"]) for r in rows) / len(rows)
+        return sum(float(r.get("decoded_tokens") or r["decision_tokens"]) for r in rows) / len(rows)
 
     per_step = {n: tokens_per_step(state[f"calibrate_{n}"]["run_dir"]) for n in labels}
     for name in labels:  # each runs GRPO's step count times GRPO's tokens per step over its own
         assert steps[name] == max(1, round(2 * per_step["grpo"] / per_step[name])), (name, per_step)
+    # TreePO's sampled tokens are what its sampler decoded (dynamic sampling's dropped trees included), not the
+    # leaf-by-leaf tokens of the trees it kept
+    with open(os.path.join(ROOT, state["treepo_1"]["run_dir"], "metrics.csv")) as f:
+        treepo_rows = [r for r in csv.DictReader(f) if r.get("decision_tokens")]
+    decoded = sum(float(r["decoded_tokens"]) for r in treepo_rows)
+    assert re.search(rf"^\| TreePO \| \d+ \| {decoded:.0f} \+- 0 \|", table, re.M), table
 
     # an interrupted run is continued from its checkpoint; finished ones are not run again
     state["bpo_1"]["done"] = False
