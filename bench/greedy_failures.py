@@ -3,7 +3,8 @@
     python bench/greedy_failures.py runs/learning/webshop__grpo_baseline__1__*
 
 For each policy: greedy success and mean reward, the mean reward of the failed episodes, how many
-failed episodes ran into the env's step limit (no purchase: reward 0 on WebShop), and turns per episode.
+failed episodes ran into the env's step limit (no purchase: reward 0 on WebShop), and turns per episode;
+`--show-limit K` prints the actions of K of the episodes that ran into the limit (what greedy loops on).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir", help="a finished run (its policy.json and final_model/)")
     parser.add_argument("--tasks", type=int, default=200, help="held-out tasks (the run's eval split)")
+    parser.add_argument("--show-limit", type=int, default=0,
+                        help="print the actions of this many episodes that ran into the step limit, per policy")
     cli = parser.parse_args()
     with open(os.path.join(cli.run_dir, "config.json")) as f:
         args = grpo_baseline.Args(**{k: v for k, v in json.load(f).items()
@@ -50,6 +53,9 @@ def main() -> None:
         print(f"{name:8} {np.mean([e.won for e in episodes]):8.3f} {np.mean([e.reward for e in episodes]):7.3f} "
               f"{np.mean([e.reward for e, _ in failures]):19.3f} {f'{at_limit} of {len(failures)}':>23} "
               f"{np.mean([len(e.decisions) for e in episodes]):6.2f}")
+        limited = [e for e, env in failures if getattr(env.state, "truncated", False)][:cli.show_limit]
+        for episode in limited:
+            print(f"  step limit: {episode.task[:100]}\n    {' | '.join(episode.actions)}")
 
 
 if __name__ == "__main__":
