@@ -177,6 +177,9 @@ class Args:
     this many steps (0: never; schema in docs/trees.md, pictures with bench/show_tree.py)"""
     tree_log_tasks: int = 2
     """tasks (trees) per logged step"""
+    credit_invalid_actions: bool = False
+    """give an action the env rejected (it changed nothing) its episode's positive advantage too; by default it
+    only shares a negative one: a no-op cannot have earned the return, only spent a step of the budget"""
 
     # Algorithm specific arguments
     num_branch_points: int = 2
@@ -441,6 +444,7 @@ class Decision:
     logprobs: list[float]
     advantages: list[float] = field(default_factory=list)  # one per action token
     allowed: list[list[int]] | None = None  # --constrain-actions: the tokens each action token was sampled among
+    invalid: bool = False  # the env rejected the action: it changed nothing
 
 
 @dataclass
@@ -532,6 +536,7 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
             episodes[i].reward += reward
             episodes[i].won = episodes[i].won or bool(info.get("won", False))
             episodes[i].invalid_actions += int(info.get("invalid", False))
+            decisions[episodes[i].decisions[-1]].invalid = bool(info.get("invalid", False))
             observations[i], infos[i] = obs, info
             if not (terminated or truncated):
                 still_active.append(i)
@@ -676,6 +681,9 @@ def assign_advantages(decisions: list[Decision], episodes: list[Episode], branch
             for k, sibling in enumerate(siblings[(backbone.tree, c)], start=1):
                 spread_step_advantages(decisions, sibling, sibling_step_advantages(
                     float(branch_advantages[m, k]), num_steps(sibling), args.post_branch_credit), args.branch_level)
+    if not args.credit_invalid_actions:  # a rejected action changed nothing: it shares a loss, never a gain
+        for d in decisions:
+            d.advantages = [min(a, 0.0) for a in d.advantages] if d.invalid else d.advantages
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -174,6 +174,9 @@ class Args:
     this many steps (0: never; schema in docs/trees.md, pictures with bench/show_tree.py)"""
     tree_log_tasks: int = 2
     """tasks (trees) per logged step"""
+    credit_invalid_actions: bool = False
+    """give an action the env rejected (it changed nothing) its episode's positive advantage too; by default it
+    only shares a negative one: a no-op cannot have earned the return, only spent a step of the budget"""
 
     # Algorithm specific arguments
     advantage: Literal["grpo", "rloo"] = "grpo"
@@ -420,6 +423,7 @@ class Decision:
     logprobs: list[float]
     advantages: list[float] = field(default_factory=list)  # one per action token
     allowed: list[list[int]] | None = None  # --constrain-actions: the tokens each action token was sampled among
+    invalid: bool = False  # the env rejected the action: it changed nothing
 
 
 @dataclass
@@ -502,6 +506,7 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args,
             episodes[i].reward += reward
             episodes[i].won = episodes[i].won or bool(info.get("won", False))
             episodes[i].invalid_actions += int(info.get("invalid", False))
+            decisions[episodes[i].decisions[-1]].invalid = bool(info.get("invalid", False))
             observations[i], infos[i] = obs, info
             if not (terminated or truncated):
                 still_active.append(i)
@@ -524,12 +529,16 @@ def compute_advantages(rewards: torch.Tensor, advantage: str = "grpo", scale_rew
 
 
 def assign_advantages(decisions: list[Decision], episodes: list[Episode], args: Args) -> None:
-    """Every action token of an episode gets its episode's group advantage (outcome supervision)."""
+    """Every action token of an episode gets its episode's group advantage (outcome supervision); an invalid
+    action only a negative one (--credit-invalid-actions: the positive one too)."""
     rewards = torch.tensor([e.reward for e in episodes]).view(-1, args.num_generations)  # (groups, N)
     advantages = compute_advantages(rewards, args.advantage, args.scale_rewards).flatten()
     for episode, advantage in zip(episodes, advantages.tolist()):
         for d in episode.decisions:
             decisions[d].advantages = [advantage] * len(decisions[d].action_ids)
+    if not args.credit_invalid_actions:  # a rejected action changed nothing: it shares a loss, never a gain
+        for d in decisions:
+            d.advantages = [min(a, 0.0) for a in d.advantages] if d.invalid else d.advantages
 
 
 # ---------------------------------------------------------------------------------------------------

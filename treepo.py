@@ -182,6 +182,9 @@ class Args:
     this many steps (0: never; schema in docs/trees.md, pictures with bench/show_tree.py)"""
     tree_log_tasks: int = 2
     """tasks (trees) per logged step"""
+    credit_invalid_actions: bool = False
+    """give an action the env rejected (it changed nothing) its episode's positive advantage too; by default it
+    only shares a negative one: a no-op cannot have earned the return, only spent a step of the budget"""
 
     # Algorithm specific arguments
     sampling: Literal["tree", "independent"] = "tree"
@@ -579,6 +582,7 @@ class Decision:
     logprobs: list[float]
     advantages: list[float] = field(default_factory=list)  # one per action token
     allowed: list[list[int]] | None = None  # --constrain-actions: the tokens each action token was sampled among
+    invalid: bool = False  # the env rejected the action: it changed nothing
 
 
 @dataclass
@@ -663,6 +667,7 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args,
             episodes[i].reward += reward
             episodes[i].won = episodes[i].won or bool(info.get("won", False))
             episodes[i].invalid_actions += int(info.get("invalid", False))
+            decisions[episodes[i].decisions[-1]].invalid = bool(info.get("invalid", False))
             observations[i], infos[i] = obs, info
             if not (terminated or truncated):
                 still_active.append(i)
@@ -818,6 +823,7 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                 child.reward += reward
                 child.won = child.won or bool(info.get("won", False))
                 child.invalid_actions += int(info.get("invalid", False))
+                child.decisions[-1].invalid = bool(info.get("invalid", False))
                 child.reward -= 0.0 if replies[j][1] else args.format_penalty  # chat profile: no <action> tag
                 child.malformed_replies += int(not replies[j][1])
                 child.start.history.append((child.start.obs, action))
@@ -862,7 +868,7 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                 episode.actions, steps = [action], [Decision(prompts[tree], leaf.action_ids, leaf.logprobs)]
             for d in steps:  # each leaf trains on its own copy of the decisions it shares with its cousins
                 episode.decisions.append(len(decisions))
-                decisions.append(Decision(d.prompt_ids, d.action_ids, d.logprobs, allowed=d.allowed))
+                decisions.append(Decision(d.prompt_ids, d.action_ids, d.logprobs, allowed=d.allowed, invalid=d.invalid))
             episodes.append(episode)
     stats["fallbacks"] = sum(fallbacks)
     stats["leaf_tokens"] = sum(len(d.action_ids) for d in decisions)  # what independent sampling would decode
@@ -1019,6 +1025,9 @@ def assign_advantages(decisions: list[Decision], episodes: list[Episode], args: 
     for e in episodes:
         for d in e.decisions:
             decisions[d].advantages = [float((leaf_advantage[id(e)] - mean) / scale)] * len(decisions[d].action_ids)
+    if not args.credit_invalid_actions:  # a rejected action changed nothing: it shares a loss, never a gain
+        for d in decisions:
+            d.advantages = [min(a, 0.0) for a in d.advantages] if d.invalid else d.advantages
 
 
 # ---------------------------------------------------------------------------------------------------

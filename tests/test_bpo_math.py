@@ -111,3 +111,19 @@ def test_variance_toy_matches_closed_form():
         grpo_closed, bpo_closed, _ = closed_form(values, probs, sigma2, k)
         assert grpo == pytest.approx(grpo_closed, rel=0.02) and bpo == pytest.approx(bpo_closed, rel=0.02)
     assert closed_form((0.8, 0.2), (0.5, 0.5), 0.05, 4)[:2] == pytest.approx((0.18667, 0.06667), abs=1e-4)
+
+
+def test_invalid_action_gets_no_positive_advantage():
+    """The turn-level tree of the test above with the backbone's first action rejected by the env: it keeps no
+    positive credit (Eq. 5 gave it +1); --credit-invalid-actions gives it back."""
+    args = Args(branch_factor=2, lam=0.5, branch_level="turn", post_branch_credit="sibling")
+    decisions = [Decision([1], [5, 6], [0.0, 0.0]) for _ in range(6)]
+    decisions[0].invalid = decisions[3].invalid = True
+    episodes = [Episode(task_id=0, tree=0, branch_point=2, reward=1.0, decisions=[5]),
+                Episode(task_id=0, tree=0, reward=1.0, decisions=[0, 1, 2]),
+                Episode(task_id=0, tree=0, branch_point=0, reward=0.0, decisions=[3, 4])]
+    assign_advantages(decisions, episodes, [[0, 2]], args)
+    assert decisions[0].advantages == [0.0, 0.0] and decisions[3].advantages == [-1.0, -1.0]
+    args.credit_invalid_actions = True
+    assign_advantages(decisions, episodes, [[0, 2]], args)
+    assert decisions[0].advantages == [1.0, 1.0] and decisions[3].advantages == [-1.0, -1.0]

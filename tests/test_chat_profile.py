@@ -101,6 +101,17 @@ def test_rollout_steps_the_env_with_the_action_and_charges_the_format_penalty(ch
     assert chat_tokenizer.decode(decisions[0].prompt_ids).endswith("<|im_start|>assistant\n")
 
 
+def test_rollout_marks_the_decisions_the_env_rejected(chat_tokenizer):
+    """The env's `invalid` flag lands on the decision that caused it (assign_advantages withholds its gains)."""
+    grpo = importlib.import_module("grpo_baseline")
+    args = grpo.Args(env="webshop", prompt_profile="chat", max_turns=2, history_window=1, include_admissible=False)
+    sampler = ReplayingSampler(chat_tokenizer, ["<action>search[red shirt]</action>",
+                                                "<action>click[Buy Now]</action>"])  # no Buy Now on a results page
+    decisions, episodes = grpo.rollout(grpo.reset_starts([make_env("webshop", split="train")], [0]), sampler,
+                                       chat_tokenizer, args, 1.0)
+    assert [d.invalid for d in decisions] == [False, True] and episodes[0].invalid_actions == 1
+
+
 def test_branchopd_protocol_events_for_the_chat_protocol(chat_tokenizer):
     branchopd = importlib.import_module("branchopd")
     eos = chat_tokenizer.eos_token_id

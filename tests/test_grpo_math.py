@@ -127,3 +127,19 @@ def test_digits_apart_tokenizer_gives_each_digit_one_token():
     tokens = tokenizer.convert_ids_to_tokens(ids)
     assert tokenizer.decode(ids) == text and tokenizer.unk_token_id not in ids
     assert "Ġ2" not in tokens and tokens.count("2") == 3  # the same token for the 2 of 27 and of 216 (twice)
+
+
+def test_invalid_action_gets_no_positive_advantage():
+    """An action the env rejected (it changed nothing) shares its episode's negative advantage, never its positive
+    one; --credit-invalid-actions gives it the episode's advantage like every other action."""
+    from grpo_baseline import Args, Episode, assign_advantages
+    decisions = [Decision([1], [5, 6], [0.0, 0.0]) for _ in range(4)]
+    decisions[1].invalid = decisions[3].invalid = True
+    episodes = [Episode(task_id=0, tree=0, reward=1.0, decisions=[0, 1]),
+                Episode(task_id=0, tree=0, reward=0.0, decisions=[2, 3])]
+    args = Args(num_generations=2, scale_rewards="none")
+    assign_advantages(decisions, episodes, args)
+    assert [d.advantages for d in decisions] == [[0.5, 0.5], [0.0, 0.0], [-0.5, -0.5], [-0.5, -0.5]]
+    args.credit_invalid_actions = True
+    assign_advantages(decisions, episodes, args)
+    assert [d.advantages for d in decisions] == [[0.5, 0.5], [0.5, 0.5], [-0.5, -0.5], [-0.5, -0.5]]

@@ -156,6 +156,19 @@ def test_batch_whitening_weights_each_leaf_by_its_tokens():
     assert len(set(decisions[1].advantages)) == 1  # one value per leaf, on each of its tokens
 
 
+def test_invalid_action_gets_no_positive_advantage():
+    """The whitened leaf values of the test above, with the winning leaf's action rejected by the env: it keeps
+    no positive credit; --credit-invalid-actions gives it back."""
+    decisions = [Decision([1], [5] * n, [0.0] * n) for n in (1, 3, 2, 2)]
+    decisions[0].invalid = True
+    episodes = [Episode(0, 0, reward=r, decisions=[i], node_ids=[1 + i % 2]) for i, r in enumerate((1.0, 0.0))]
+    episodes += [Episode(1, 1, reward=r, decisions=[2 + i], node_ids=[3 + i]) for i, r in enumerate((0.0, 1.0))]
+    treepo.assign_advantages(decisions, episodes, Args())
+    assert decisions[0].advantages == [0.0] and decisions[3].advantages[0] > 0
+    treepo.assign_advantages(decisions, episodes, Args(credit_invalid_actions=True))
+    assert decisions[0].advantages[0] > 0
+
+
 def test_repetition_stop_and_overlong_shaping():
     assert repeats("ab" * 200, 32, 8) and not repeats("the quick brown fox jumps over the lazy dog " * 2, 32, 8)
     assert overlong_penalty(48, 64, 16, 1.0) == 0.0 and overlong_penalty(50, 64, 16, 1.0) == pytest.approx(-0.125)
