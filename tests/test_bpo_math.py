@@ -50,15 +50,21 @@ def test_topm_with_spacing():
         assert len(chosen) == 2 and abs(positions[chosen[0]] - positions[chosen[1]]) >= 64
 
 
+def turn_level_tree():
+    """Backbone decisions 0-2 (return 1); fork at 0: decisions 3-4 (return 0); fork at 2: decision 5 (return 1)."""
+    decisions = [Decision([1], [5, 6], [0.0, 0.0]) for _ in range(6)]
+    episodes = [Episode(task_id=0, tree=0, branch_point=2, reward=1.0, decisions=[5]),
+                Episode(task_id=0, tree=0, reward=1.0, decisions=[0, 1, 2]),
+                Episode(task_id=0, tree=0, branch_point=0, reward=0.0, decisions=[3, 4])]
+    return decisions, episodes
+
+
 def test_assign_advantages_on_a_turn_level_tree():
     """Backbone of 3 decisions (return 1) with branch points at decisions 0 and 2, K = 2 (one fork
     each): the fork at 0 has two decisions and return 0, the fork at 2 has one decision and return 1.
     Each sibling names its tree and branch point; the episode order does not matter."""
     args = Args(branch_factor=2, lam=0.5, branch_level="turn", post_branch_credit="sibling")
-    decisions = [Decision([1], [5, 6], [0.0, 0.0]) for _ in range(6)]
-    episodes = [Episode(task_id=0, tree=0, branch_point=2, reward=1.0, decisions=[5]),
-                Episode(task_id=0, tree=0, reward=1.0, decisions=[0, 1, 2]),
-                Episode(task_id=0, tree=0, branch_point=0, reward=0.0, decisions=[3, 4])]
+    decisions, episodes = turn_level_tree()
     assign_advantages(decisions, episodes, [[0, 2]], args)
     # Eq. 4 with K = 2: branch 0 -> (1 - 0, 0 - 1) = (1, -1); branch 2 -> (0, 0)
     # Eq. 5 on the backbone: t=0: 1 + 0.25 * 0 = 1; t=1: 0.5 * 0 = 0; t=2: 0
@@ -117,11 +123,8 @@ def test_invalid_action_gets_no_positive_advantage():
     """The turn-level tree of the test above with the backbone's first action rejected by the env: it keeps no
     positive credit (Eq. 5 gave it +1); --credit-invalid-actions gives it back."""
     args = Args(branch_factor=2, lam=0.5, branch_level="turn", post_branch_credit="sibling")
-    decisions = [Decision([1], [5, 6], [0.0, 0.0]) for _ in range(6)]
+    decisions, episodes = turn_level_tree()
     decisions[0].invalid = decisions[3].invalid = True
-    episodes = [Episode(task_id=0, tree=0, branch_point=2, reward=1.0, decisions=[5]),
-                Episode(task_id=0, tree=0, reward=1.0, decisions=[0, 1, 2]),
-                Episode(task_id=0, tree=0, branch_point=0, reward=0.0, decisions=[3, 4])]
     assign_advantages(decisions, episodes, [[0, 2]], args)
     assert decisions[0].advantages == [0.0, 0.0] and decisions[3].advantages == [-1.0, -1.0]
     args.credit_invalid_actions = True

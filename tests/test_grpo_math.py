@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from grpo_baseline import Decision, HFSampler, action_logprobs, compute_advantages, policy_loss
+from grpo_baseline import (Args, Decision, Episode, HFSampler, action_logprobs, assign_advantages, compute_advantages,
+                           policy_loss)
 from policy import build_tiny_model, build_word_tokenizer
 
 
@@ -132,7 +133,6 @@ def test_digits_apart_tokenizer_gives_each_digit_one_token():
 def test_invalid_action_gets_no_positive_advantage():
     """An action the env rejected (it changed nothing) shares its episode's negative advantage, never its positive
     one; --credit-invalid-actions gives it the episode's advantage like every other action."""
-    from grpo_baseline import Args, Episode, assign_advantages
     decisions = [Decision([1], [5, 6], [0.0, 0.0]) for _ in range(4)]
     decisions[1].invalid = decisions[3].invalid = True
     episodes = [Episode(task_id=0, tree=0, reward=1.0, decisions=[0, 1]),

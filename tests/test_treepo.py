@@ -145,10 +145,16 @@ def test_singletons_zero_variance_and_early_leaves():
     assert same(depth_advantages(rewards, node_ids, drop_zero_std=False)[0], [(0.5, 4), (0.0, 2)])
 
 
-def test_batch_whitening_weights_each_leaf_by_its_tokens():
+def two_task_batch():
+    """Two tasks of two one-decision leaves each (1, 3, 2 and 2 tokens), one winning leaf per task."""
     decisions = [Decision([1], [5] * n, [0.0] * n) for n in (1, 3, 2, 2)]
     episodes = [Episode(0, 0, reward=r, decisions=[i], node_ids=[1 + i % 2]) for i, r in enumerate((1.0, 0.0))]
     episodes += [Episode(1, 1, reward=r, decisions=[2 + i], node_ids=[3 + i]) for i, r in enumerate((0.0, 1.0))]
+    return decisions, episodes
+
+
+def test_batch_whitening_weights_each_leaf_by_its_tokens():
+    decisions, episodes = two_task_batch()
     treepo.assign_advantages(decisions, episodes, Args())
     tokens = np.array([a for d in decisions for a in d.advantages])
     assert tokens.mean() == pytest.approx(0.0, abs=1e-6) and tokens.std() == pytest.approx(1.0, abs=1e-4)
@@ -159,10 +165,8 @@ def test_batch_whitening_weights_each_leaf_by_its_tokens():
 def test_invalid_action_gets_no_positive_advantage():
     """The whitened leaf values of the test above, with the winning leaf's action rejected by the env: it keeps
     no positive credit; --credit-invalid-actions gives it back."""
-    decisions = [Decision([1], [5] * n, [0.0] * n) for n in (1, 3, 2, 2)]
+    decisions, episodes = two_task_batch()
     decisions[0].invalid = True
-    episodes = [Episode(0, 0, reward=r, decisions=[i], node_ids=[1 + i % 2]) for i, r in enumerate((1.0, 0.0))]
-    episodes += [Episode(1, 1, reward=r, decisions=[2 + i], node_ids=[3 + i]) for i, r in enumerate((0.0, 1.0))]
     treepo.assign_advantages(decisions, episodes, Args())
     assert decisions[0].advantages == [0.0] and decisions[3].advantages[0] > 0
     treepo.assign_advantages(decisions, episodes, Args(credit_invalid_actions=True))
