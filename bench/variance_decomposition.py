@@ -17,6 +17,7 @@ both); and at matched N (GRPO N = 1 + M(K-1) = 7 against BPO's whole tree, per a
 bench/variance_ratio.py).
 
     python bench/variance_decomposition.py --env webshop --rounds 12
+    python bench/variance_decomposition.py --env webshop --rounds 12 --entropy-mode mean --schedules entropy
 """
 
 from __future__ import annotations
@@ -59,13 +60,19 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=8, help="tasks per round")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache-dir", default="cache")
+    parser.add_argument("--schedules", nargs="+", choices=SCHEDULES, default=list(SCHEDULES),
+                        help="schedules to grow trees with (the variance ratios need `entropy`)")
+    parser.add_argument("--entropy-mode", choices=("first", "mean"), default="first",
+                        help="bpo.py's --entropy-mode: a decision's entropy is its first token's or its tokens' mean")
     cli = parser.parse_args()
+    if "entropy" not in cli.schedules:
+        parser.error("--schedules must include entropy: the variance ratios are measured on its trees")
     torch.manual_seed(cli.seed)
     model, tokenizer, _, prompt = load_policy("tiny", cli.env, {}, cli.cache_dir, 0)
     args_of = {}
-    for schedule in SCHEDULES:
+    for schedule in cli.schedules:
         args_of[schedule] = bpo.apply_env_defaults(bpo.Args(env=cli.env, tasks_per_step=cli.tasks, schedule=schedule,
-                                                            **prompt))
+                                                            entropy_mode=cli.entropy_mode, **prompt))
     bpo_args = args_of["entropy"]
     k, n_matched = bpo_args.branch_factor, 1 + bpo_args.num_branch_points * (bpo_args.branch_factor - 1)
     grpo_args = grpo_baseline.apply_env_defaults(grpo_baseline.Args(
@@ -89,7 +96,7 @@ def main() -> None:
         matched = leave_one_out(returns[:, :n_matched])  # matched N, per action (every decision of a rollout)
         for (tree, j), advantage in np.ndenumerate(matched):
             grpo_matched += [advantage] * len(episodes[tree * GRPO_ROLLOUTS + j].decisions)
-        for schedule in SCHEDULES:
+        for schedule in cli.schedules:
             args = args_of[schedule]
             decisions, episodes, branch_points, _ = bpo.grow_tree(bpo_envs, task_ids, model, sampler, tokenizer, args,
                                                                   rng)
@@ -111,12 +118,14 @@ def main() -> None:
 
     level = "token position" if bpo_args.branch_level == "token" else "decision index"
     print(f"\n{cli.env}, SFT policy, {cli.rounds} x {cli.tasks} train tasks; M={bpo_args.num_branch_points}, K={k}; "
-          f"total variance from {GRPO_ROLLOUTS} independent rollouts per task")
+          f"total variance from {GRPO_ROLLOUTS} independent rollouts per task; entropy of a decision: "
+          f"{'its first token' if cli.entropy_mode == 'first' else 'the mean over its tokens'} (--entropy-mode "
+          f"{cli.entropy_mode})")
     print(f"\nshare of the within-task return variance explained by the branch state, nu^2 / (sigma^2 + nu^2) = "
           f"1 - sigma^2 / Var(R), by schedule and branch depth ({level}); n = branch points")
     buckets = ["all"] + [bucket_of(b[0]) for b in DEPTH_BUCKETS]
     print(f"{'schedule':10} " + " ".join(f"{'depth ' + b:>27}" for b in buckets))
-    for schedule in SCHEDULES:
+    for schedule in cli.schedules:
         cells = []
         for b in buckets:
             entries = within.get((schedule, b), [])
