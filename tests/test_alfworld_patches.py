@@ -73,7 +73,8 @@ def test_memoized_commands_skip_most_derivations(gen, monkeypatch):
 
     calls = []
     original = ContextSensitiveGrammar.derive
-    monkeypatch.setattr(ContextSensitiveGrammar, "derive", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    monkeypatch.setattr(ContextSensitiveGrammar, "derive",
+                        lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
     gen.reset(options={"task_id": 1})
     actions = gen.expert_plan()
     counts = {}
