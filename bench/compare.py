@@ -9,8 +9,8 @@ Matched sampled tokens: a short calibration run of each algorithm from the warm 
 seed 1) measures its sampled tokens per step (what its sampler decoded, `summarize_runs.sampled_tokens`: for
 TreePO every tree dynamic sampling grew, dropped ones included, each shared prefix once); GRPO runs the
 script's default step count S (or `--total-steps`), every other algorithm S * (GRPO's tokens per step / its
-own), and evaluates at the same
-fractions of its run. The table states the tokens each one actually sampled, so the match can be checked.
+own), and evaluates at the same fractions of its run. The table states the tokens each one actually sampled,
+so the match can be checked.
 
 The table: final held-out success and reward, sampled and greedy (mean +- std over seeds), each against GRPO
 with the standard error of the difference (evaluation error and seed spread, as bench/summarize_runs.py;
