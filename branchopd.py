@@ -949,6 +949,18 @@ def split_prefix(split: str, primary: bool) -> str:
     return "eval" if primary else split if split.startswith("eval") else f"eval_{split}"
 
 
+def teacher_margin(teacher_row: dict, student_row: dict) -> str:
+    """The teacher's held-out success against the student's at the start: OPD has something to teach where the
+    teacher is better by more than twice the standard error of the difference."""
+    parts = []
+    for decoding in ("sampled", "greedy"):
+        teacher, student = teacher_row[f"teacher_success_{decoding}"], student_row[f"eval_success_{decoding}"]
+        se = math.hypot(teacher_row[f"teacher_success_{decoding}_se"], student_row[f"eval_success_{decoding}_se"])
+        verdict = "beyond twice its SE" if teacher - student > 2 * se else "NOT beyond twice its SE: little to teach"
+        parts.append(f"{decoding} {teacher:.3f} vs {student:.3f} ({teacher - student:+.3f} +- {se:.3f}, {verdict})")
+    return "teacher against the student at the start: " + "; ".join(parts)
+
+
 def summary_table(rows: list[dict], eval_sizes: dict[str, int], eval_temperature: float) -> str:
     """Held-out results at the start (SFT) and at the end, +- one standard error, and the gain."""
     evals = [r for r in rows if r.get("eval_success_greedy") not in (None, "")]
@@ -1293,6 +1305,7 @@ def main(args: Args) -> str:
         plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
 
     # the teacher's held-out success next to the student's: OPD needs a better teacher (a sharded one is not sampled)
+    teacher_row = {}
     if start_step == 0 and not args.shard_teacher:
         split, envs = next(iter(eval_envs.items()))
         teacher_sampler = HFSampler(teacher, tokenizer, args.max_new_tokens)
@@ -1315,6 +1328,8 @@ def main(args: Args) -> str:
         if (step == 0 or args.eval_every and step % args.eval_every == 0) and not any(
                 r["step"] == step and "eval_success_greedy" in r for r in rows):
             run_evaluation(step)
+            if step == 0 and teacher_row and rank == 0:
+                tqdm.write(teacher_margin(teacher_row, next(r for r in rows if "eval_success_greedy" in r)))
         step_start = time.time()
         optimizer.param_groups[0]["lr"] = learning_rate_at(step)
         # ALGO LOGIC: 1. rollouts: main trajectories, teacher log-probs, fork points and continuations (4.1-4.2)

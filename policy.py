@@ -479,11 +479,23 @@ if __name__ == "__main__":
         chat_model_dir: str | None = None
         """instead: save a random-init tiny chat model there (BPE tokenizer, ChatML template) to try
         `--model DIR --prompt-profile chat` on a CPU"""
+        mistake_prob: float | None = None
+        """how often the demonstrator makes each systematic mistake (default: the env's WARM_START_DEFAULTS;
+        0 gives the mistake-free policy, the default distillation teacher)"""
+        num_layers: int | None = None
+        """decoder layers (default 2); more layers and steps build a stronger teacher with the same tokenizer,
+        for `branchopd.py --teacher DIR`"""
+        hidden_size: int | None = None
+        """model width (default 128)"""
+        steps: int | None = None
+        """SFT steps (default: the env's WARM_START_DEFAULTS)"""
 
     cli = tyro.cli(WarmStartArgs)
     if cli.chat_model_dir:
         build_tiny_chat_model(cli.chat_model_dir, list(ENV_REGISTRY))
         print(f"tiny chat model (random init): {cli.chat_model_dir}")
     else:
-        _, _, directory, _ = load_policy("tiny", cli.env, {}, cli.cache_dir, cli.sft_seed)
+        _, _, directory, _ = load_policy("tiny", cli.env, {}, cli.cache_dir, cli.sft_seed,
+                                         mistake_prob=cli.mistake_prob, num_layers=cli.num_layers,
+                                         hidden_size=cli.hidden_size, steps=cli.steps)
         print(f"warm-started policy: {directory}")

@@ -55,6 +55,16 @@ def test_teacher_with_another_vocabulary_is_refused(tmp_path, tiny):
         load_teacher(str(tmp_path), "webshop", tokenizer, {})
 
 
+def test_teacher_margin_says_whether_the_teacher_beats_the_student():
+    teacher = {"teacher_success_sampled": 0.50, "teacher_success_sampled_se": 0.03,
+               "teacher_success_greedy": 0.14, "teacher_success_greedy_se": 0.049}
+    student = {"eval_success_sampled": 0.30, "eval_success_sampled_se": 0.03,
+               "eval_success_greedy": 0.04, "eval_success_greedy_se": 0.028}
+    sampled, greedy = branchopd.teacher_margin(teacher, student).split("; ")
+    assert "+0.200 +- 0.042, beyond" in sampled  # 0.20 > 2 * hypot(0.03, 0.03)
+    assert "+0.100 +- 0.056, NOT beyond" in greedy  # 0.10 < 2 * hypot(0.049, 0.028)
+
+
 def test_signal_is_the_clipped_log_ratio_per_token():
     d = Decision([1], [5, 6, 7], [-1.0, -2.0, -0.5], teacher_logprobs=[-0.5, -9.0, -0.5])
     clipped = assign_advantages([d], [], Args(signal_clip=5.0))
