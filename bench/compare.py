@@ -273,8 +273,9 @@ def main() -> None:
             if col == 0:
                 ax.set_ylabel(f"held-out success, {decoding}")
     axes[0][0].legend(fontsize=8)
+    seeds = f"{len(cli.seeds)} seed" + ("s" if len(cli.seeds) > 1 else "")
     fig.suptitle(f"{cli.env}: every algorithm from the same warm start, N = {cli.num_generations} returns per task, "
-                 f"matched sampled tokens ({len(cli.seeds)} seed{'s' * (len(cli.seeds) > 1)}, band: one std)", fontsize=10)
+                 f"matched sampled tokens ({seeds}, band: one std)", fontsize=10)
     fig.tight_layout()
     name = f"compare_{cli.env}" + ("" if cli.algorithms == list(ALGORITHMS) else "_" + "_".join(cli.algorithms))
     png = os.path.join(out_dir, f"{name}.png")

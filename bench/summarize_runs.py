@@ -112,17 +112,19 @@ def main() -> None:
               "trajectories of the main's length)" if ratio else "") + "; held-out teacher-student KL (k3, "
               f"sampled): {np.mean([k[0] for k in kl]):.3f} at the start -> {np.mean([k[-1] for k in kl]):.3f} "
               "at the end")
-    teachers = [(t, e) for rows in runs.values() for t in rows if t.get("teacher_success_greedy")
-                for e in [next(r for r in rows if r.get("eval_success_greedy"))]]
-    for decoding in ("sampled", "greedy") if teachers else ():  # branchopd.py: the teacher against the student
-        lead = np.array([float(t[f"teacher_success_{decoding}"]) - float(e[f"eval_success_{decoding}"])
-                         for t, e in teachers])
-        se = difference_se([float(t[f"teacher_success_{decoding}_se"]) for t, _ in teachers],
-                           [float(e[f"eval_success_{decoding}_se"]) for _, e in teachers], lead)
-        print(f"teacher at the start ({decoding}, primary held-out split): "
-              f"{np.mean([float(t[f'teacher_success_{decoding}']) for t, _ in teachers]):.3f}, the student's "
-              f"{np.mean([float(e[f'eval_success_{decoding}']) for _, e in teachers]):.3f}: lead {lead.mean():+.3f} "
-              f"+- {se:.3f} ({'beyond twice its SE' if lead.mean() > 2 * se else 'within noise'})")
+    # branchopd.py runs: the teacher's held-out success at the start against the student's first evaluation
+    starts = [(next(r for r in rows if r.get("teacher_success_greedy")), next(r for r in rows
+                                                                             if r.get("eval_success_greedy")))
+              for rows in runs.values() if any(r.get("teacher_success_greedy") for r in rows)]
+    for decoding in ("sampled", "greedy") if starts else ():
+        teacher = np.array([float(t[f"teacher_success_{decoding}"]) for t, _ in starts])
+        student = np.array([float(s[f"eval_success_{decoding}"]) for _, s in starts])
+        se = difference_se([float(t[f"teacher_success_{decoding}_se"]) for t, _ in starts],
+                           [float(s[f"eval_success_{decoding}_se"]) for _, s in starts], teacher - student)
+        lead = (teacher - student).mean()
+        print(f"teacher at the start ({decoding}, primary held-out split): {teacher.mean():.3f}, the student's "
+              f"{student.mean():.3f}: lead {lead:+.3f} +- {se:.3f} "
+              f"({'beyond twice its SE' if lead > 2 * se else 'within noise'})")
     n = len(runs)
     for prefix in prefixes:
         print(f"\n{prefix}: mean +- std over {n} runs; gain +- SE(gain) (evaluation error and seed spread)")
