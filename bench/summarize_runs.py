@@ -119,8 +119,11 @@ def main() -> None:
     for decoding in ("sampled", "greedy") if starts else ():
         teacher = np.array([float(t[f"teacher_success_{decoding}"]) for t, _ in starts])
         student = np.array([float(s[f"eval_success_{decoding}"]) for _, s in starts])
-        se = difference_se([float(t[f"teacher_success_{decoding}_se"]) for t, _ in starts],
-                           [float(s[f"eval_success_{decoding}_se"]) for _, s in starts], teacher - student)
+        # both are the same two models on the same tasks in every seed: their evaluation error does not
+        # shrink with the number of seeds (difference_se's / n would count one greedy evaluation n times)
+        se = float(np.sqrt(np.mean([float(t[f"teacher_success_{decoding}_se"]) ** 2 for t, _ in starts])
+                           + np.mean([float(s[f"eval_success_{decoding}_se"]) ** 2 for _, s in starts])
+                           + (teacher - student).var() / len(starts)))
         lead = (teacher - student).mean()
         print(f"teacher at the start ({decoding}, primary held-out split): {teacher.mean():.3f}, the student's "
               f"{student.mean():.3f}: lead {lead:+.3f} +- {se:.3f} "

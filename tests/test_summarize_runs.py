@@ -42,3 +42,12 @@ def test_teacher_lead_and_gain_verdicts(tmp_path):
     assert "sampled, primary held-out split): 0.120, the student's 0.100: lead +0.020 +- 0.028 (within" in strong
     # the student's greedy success 0.20 -> 0.50, SE hypot(0.03, 0.03) = 0.042
     assert "success_greedy   start 0.200" in strong and "learns" in strong.split("success_greedy   start")[1]
+
+
+def test_teacher_lead_over_seeds_keeps_one_evaluations_error(tmp_path):
+    # three seeds of the same teacher and the same student on the same tasks repeat one evaluation: the lead
+    # +0.100 keeps SE hypot(0.04, 0.03) = 0.050 (within noise), not 0.050 / sqrt(3) = 0.029 (beyond twice it)
+    for seed in (1, 2, 3):
+        write_run(tmp_path / f"run{seed}", teacher_greedy=0.30, teacher_greedy_se=0.04)
+    out = summarize(*(tmp_path / f"run{seed}" for seed in (1, 2, 3)))
+    assert "greedy, primary held-out split): 0.300, the student's 0.200: lead +0.100 +- 0.050 (within noise)" in out
