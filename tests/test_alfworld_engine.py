@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from alfworld_helpers import GARBAGE, needs_real, random_walk, trace
-from alfworld_helpers import cache_dir_fixture, gen_fixture, real_fixture  # noqa: F401  (fixtures)
+from tests.alfworld_helpers import GARBAGE, needs_real, random_walk, trace
+from tests.alfworld_helpers import cache_dir_fixture, gen_fixture, real_fixture  # noqa: F401  (fixtures)
 
 from envs import ReplaySnapshot, check_snapshot_fidelity
 from envs.alfworld import AlfWorldEnv, Engine

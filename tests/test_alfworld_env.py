@@ -6,8 +6,8 @@ import re
 import sys
 
 import pytest
-from alfworld_helpers import GARBAGE
-from alfworld_helpers import cache_dir_fixture, gen_fixture  # noqa: F401  (fixtures)
+from tests.alfworld_helpers import GARBAGE
+from tests.alfworld_helpers import cache_dir_fixture, gen_fixture  # noqa: F401  (fixtures)
 
 from envs.alfworld import GENERATED_ORDER, AlfWorldEnv
 

@@ -3,8 +3,8 @@
 from collections import Counter
 
 import pytest
-from alfworld_helpers import REAL_SAMPLE, needs_real
-from alfworld_helpers import cache_dir_fixture  # noqa: F401  (fixtures)
+from tests.alfworld_helpers import REAL_SAMPLE, needs_real
+from tests.alfworld_helpers import cache_dir_fixture  # noqa: F401  (fixtures)
 
 from envs import alfworld as alf
 from envs.alfworld import TASK_TYPES, AlfWorldEnv, run_expert

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from alfworld_helpers import cache_dir_fixture, gen_fixture  # noqa: F401  (fixtures)
+from tests.alfworld_helpers import cache_dir_fixture, gen_fixture  # noqa: F401  (fixtures)
 
 from envs import alfworld as alf
 from envs.alfworld import (DEFAULT_NUM_GAMES, GENERATED_ORDER, HELD_OUT_LAYOUTS, ROOM_SCENE_BASE, TASK_TYPES,

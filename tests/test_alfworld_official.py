@@ -4,8 +4,8 @@ import json
 import re
 import shutil
 
-from alfworld_helpers import REAL_SAMPLE, needs_real
-from alfworld_helpers import real_fixture  # noqa: F401  (fixtures)
+from tests.alfworld_helpers import REAL_SAMPLE, needs_real
+from tests.alfworld_helpers import real_fixture  # noqa: F401  (fixtures)
 
 from envs.alfworld import TASK_TYPES, AlfWorldEnv, collect_game_files, official_split_root
 

@@ -4,8 +4,8 @@ translation, and memoized text generation gives identical traces."""
 import random
 import sys
 
-from alfworld_helpers import GARBAGE, needs_real, trace
-from alfworld_helpers import cache_dir_fixture, gen_fixture, real_fixture  # noqa: F401  (fixtures)
+from tests.alfworld_helpers import GARBAGE, needs_real, trace
+from tests.alfworld_helpers import cache_dir_fixture, gen_fixture, real_fixture  # noqa: F401  (fixtures)
 
 from envs import ENV_REGISTRY, make_env
 from envs import alfworld as alf

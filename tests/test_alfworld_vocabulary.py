@@ -3,8 +3,8 @@
 import random
 import re
 
-from alfworld_helpers import needs_real
-from alfworld_helpers import cache_dir_fixture, gen_fixture, real_fixture  # noqa: F401  (fixtures)
+from tests.alfworld_helpers import needs_real
+from tests.alfworld_helpers import cache_dir_fixture, gen_fixture, real_fixture  # noqa: F401  (fixtures)
 
 from envs.alfworld import AlfWorldEnv
 

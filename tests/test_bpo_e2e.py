@@ -7,7 +7,7 @@ import os
 import pytest
 
 import bpo
-from tree_checks import branch_points, check_trees
+from tests.tree_checks import branch_points, check_trees
 
 SMALL = dict(sft_steps=20, sft_episodes=40, tasks_per_step=2, eval_tasks=6, eval_every=2, minibatch_size=16)
 

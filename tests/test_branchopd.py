@@ -16,7 +16,7 @@ from branchopd import (Args, Decision, Episode, assign_advantages, attach_teache
                        pbr_loss, protocol_events, select_forks)
 from envs import make_env
 from policy import build_tiny_model, build_word_tokenizer, load_teacher, tokenizer_words
-from tree_checks import check_trees
+from tests.tree_checks import check_trees
 
 WORDS = "search click buy now red blue shoes shirt the a of and one two three [SEP]".split()
 

@@ -2,6 +2,7 @@
 
 import os
 import re
+import sys
 
 import pytest
 
@@ -51,7 +52,7 @@ def test_the_checks_catch_a_missing_file_and_a_missing_section(tmp_path, monkeyp
     (tmp_path / "docs").mkdir()
     bad = "# X\n\n## Overview\n\n## Results\n\n![t](../bench/results/no_such_picture.png)\n"
     (tmp_path / "docs" / "x.md").write_text(bad)
-    monkeypatch.setattr(__import__(__name__), "ROOT", str(tmp_path))
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", str(tmp_path))
     with pytest.raises(AssertionError, match="no_such_picture"):
         test_every_quoted_file_exists("docs/x.md")
     with pytest.raises(AssertionError, match="sections differ"):

@@ -12,7 +12,7 @@ import torch
 
 import grpo_baseline
 from grpo_baseline import Args
-from tree_checks import check_trees
+from tests.tree_checks import check_trees
 
 SMALL = dict(sft_steps=20, sft_episodes=40, tasks_per_step=2, num_generations=4, eval_tasks=6, eval_every=2,
              minibatch_size=16)

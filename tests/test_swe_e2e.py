@@ -9,7 +9,7 @@ import pytest
 
 import bpo
 import grpo_baseline
-from tree_checks import check_trees
+from tests.tree_checks import check_trees
 
 SMALL = dict(sft_steps=20, sft_episodes=8, tasks_per_step=2, eval_tasks=1, eval_every=1, minibatch_size=16,
              max_turns=4, env_workers=4)

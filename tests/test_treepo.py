@@ -13,7 +13,7 @@ import torch
 
 import treepo
 from policy import build_tiny_model, build_word_tokenizer
-from tree_checks import branch_points, check_trees
+from tests.tree_checks import branch_points, check_trees
 from treepo import (Args, Decision, Episode, HFSampler, Path, action_logprobs, children_per_path, depth_advantages,
                     overlong_penalty, repeats, tree_advantages)
 

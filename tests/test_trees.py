@@ -12,7 +12,7 @@ import pytest
 
 import bpo
 import treepo
-from tree_checks import branch_points, check_trees
+from tests.tree_checks import branch_points, check_trees
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
 import show_tree  # noqa: E402

@@ -2,7 +2,7 @@
 
 import itertools
 
-from webshop_helpers import env_fixture  # noqa: F401  (fixtures)
+from tests.webshop_helpers import env_fixture  # noqa: F401  (fixtures)
 
 from envs.webshop import PRODUCT_TYPES, fuzzy_score, normalize_color
 

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from webshop_helpers import env_fixture  # noqa: F401  (fixtures)
+from tests.webshop_helpers import env_fixture  # noqa: F401  (fixtures)
 
 from envs.webshop import WebShopEnv, generate_catalog, load_webshop_data, split_sizes
 

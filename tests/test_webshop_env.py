@@ -5,8 +5,8 @@ import string
 from math import isclose
 
 import pytest
-from webshop_helpers import goal_on, walk
-from webshop_helpers import env_fixture  # noqa: F401  (fixtures)
+from tests.webshop_helpers import goal_on, walk
+from tests.webshop_helpers import env_fixture  # noqa: F401  (fixtures)
 
 from envs import check_snapshot_fidelity, make_env
 from envs.webshop import WebShopEnv, expert_query, get_reward, parse_action

@@ -3,7 +3,7 @@ demonstrator's systematic mistakes."""
 
 import random
 
-from webshop_helpers import env_fixture  # noqa: F401  (fixtures)
+from tests.webshop_helpers import env_fixture  # noqa: F401  (fixtures)
 
 from envs.webshop import WebShopEnv
 
