@@ -4,6 +4,7 @@ snapshot fidelity, and isolation that holds against hostile code (each with a po
 The Docker tests need an engine (`eval "$(bash envs/swe/docker_engine.sh)"`); without one they skip with
 the reason, except where TREE_RL_REQUIRE_DOCKER=1 (CI), where they fail."""
 
+import gc
 import os
 import random
 import socket
@@ -142,6 +143,38 @@ def test_a_killed_sandbox_ends_the_episode_with_a_clear_error(env):
         env.sandbox.close()
     obs, reward, terminated, truncated, info = env.step("run_tests")
     assert terminated and reward == 0.0 and "sandbox died" in obs and info["error"]
+
+
+def test_dropped_forks_and_snapshots_leave_nothing_behind(env):
+    """A fork nobody closes (the algorithms drop forks after their rollouts) takes its container or directory
+    along, and a dropped snapshot its image once nothing uses it (a chain: the child image first)."""
+    env.reset(options={"task_id": 4})
+    snapshot = env.snapshot()
+    fork = snapshot.restore()
+    fork.step("ls")
+    child_snapshot = fork.snapshot()
+    grandchild = child_snapshot.restore()
+    if env.backend == "docker":
+        client = env.client
+        made = [("container", fork.sandbox.container.id), ("container", grandchild.sandbox.container.id),
+                ("image", snapshot._sandbox.image), ("image", child_snapshot._sandbox.image)]
+
+        def remaining():
+            ids = {c.id for c in client.containers.list(all=True)} | {i.id for i in client.images.list(all=True)}
+            return [thing for thing in made if thing[1] in ids]
+    else:
+        made = [fork.sandbox.dir, grandchild.sandbox.dir, snapshot._sandbox.dir, child_snapshot._sandbox.dir]
+
+        def remaining():
+            return [directory for directory in made if os.path.isdir(directory)]
+    assert remaining() == made  # positive control: all there while referenced
+    del snapshot  # docker: its image stays while the fork's container and the child image use it
+    if env.backend == "docker":
+        assert ("image", made[2][1]) in remaining()
+    del fork, child_snapshot, grandchild
+    gc.collect()
+    assert remaining() == []
+    assert env.step("ls")[0]  # the original is untouched
 
 
 # ---------------------------------------------------------------------------------------------------

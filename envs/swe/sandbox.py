@@ -55,10 +55,12 @@ class DockerSandbox:
                  depth: int = 0, network: bool = False):
         self.client, self.image, self.depth, self.network = client, image, depth, network
         self.limits = limits or dict(mem_limit="512m", memswap_limit="512m", pids_limit=64, nano_cpus=1_000_000_000)
+        self.container = None  # set before anything can fail, for close() and __del__
         client.images.get(image)  # a missing image must fail here: containers.run would pull it from a registry
         self.container = client.containers.create(
             image, command=["sleep", "infinity"], init=True, network_mode="host" if network else "none",
             working_dir=WORKDIR, labels={LABEL: "container"}, environment=ENVIRONMENT, detach=True, **self.limits)
+        _LIVE_CONTAINERS[self.container.id] = client
         self.container.start()
         # the processes that stay: the init process and the container's `sleep` (found before any command ran)
         self.keep = "1"
@@ -125,10 +127,19 @@ class DockerSandbox:
             return False
 
     def close(self) -> None:
+        if self.container is None:
+            return
         try:
             self.container.remove(force=True)
+            _LIVE_CONTAINERS.pop(self.container.id, None)
         except Exception:
             pass
+        self.container = None
+        if _UNUSED_IMAGES:  # an image of a dropped snapshot may have waited for this container
+            remove_unused_images()
+
+    def __del__(self):  # a sandbox nobody closed (a fork dropped after its rollout) takes its container along
+        self.close()
 
     def _call(self, function, *args):
         try:
@@ -156,13 +167,49 @@ class DockerSnapshot:
                 if hasattr(self.client.images, "import_image") else image
             self.depth = 1
         self.image = image.id
-        _SNAPSHOT_IMAGES.add((self.client.api.base_url, self.image))
+        _SNAPSHOT_IMAGES[self.image] = self.client
 
     def restore(self) -> DockerSandbox:
         return DockerSandbox(self.client, self.image, limits=self.limits, depth=self.depth, network=self.network)
 
+    def __del__(self):  # the image goes with the last reference to its snapshot, once no container uses it
+        if getattr(self, "image", None) is not None:
+            _UNUSED_IMAGES.append(self.image)
+            remove_unused_images()
 
-_SNAPSHOT_IMAGES: set = set()
+
+_LIVE_CONTAINERS: dict = {}  # container id -> client, for the ones not closed yet
+_SNAPSHOT_IMAGES: dict = {}  # image id -> client, for the snapshot images not removed yet
+_UNUSED_IMAGES: list = []  # images of dropped snapshots; one still used by a container or a child image waits
+
+
+def remove_unused_images() -> None:
+    """Remove the images of dropped snapshots, newest first (a child image before its parent); an image that a
+    container or a later snapshot still uses stays in the list for the next call."""
+    for image in reversed(list(_UNUSED_IMAGES)):
+        try:
+            _SNAPSHOT_IMAGES[image].images.remove(image)
+        except Exception as error:  # in use (conflict) stays; gone already (not found) or no engine: forget it
+            if "conflict" in str(error).lower() or "409" in str(error):
+                continue
+        _UNUSED_IMAGES.remove(image)
+        _SNAPSHOT_IMAGES.pop(image, None)
+
+
+@atexit.register
+def _cleanup_docker() -> None:
+    """What this process made and did not close: its containers, then its snapshot images (newest first)."""
+    for container_id, client in list(_LIVE_CONTAINERS.items()):
+        try:
+            client.containers.get(container_id).remove(force=True)
+        except Exception:
+            pass
+    _LIVE_CONTAINERS.clear()
+    _UNUSED_IMAGES[:] = [image for image in _SNAPSHOT_IMAGES if image not in _UNUSED_IMAGES] + _UNUSED_IMAGES
+    for _ in range(MAX_LAYER_DEPTH):  # a chain of n snapshots needs n rounds at most
+        if not _UNUSED_IMAGES:
+            break
+        remove_unused_images()
 
 
 def reap(client) -> int:
@@ -267,6 +314,10 @@ class LocalSandbox:
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
         _LOCAL_DIRS.discard(self.dir)
+
+    def __del__(self):  # a sandbox nobody closed (a fork dropped after its rollout) takes its directory along
+        if getattr(self, "dir", None) is not None:
+            self.close()
 
 
 class LocalSnapshot:
