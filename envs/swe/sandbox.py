@@ -189,8 +189,8 @@ def remove_unused_images() -> None:
     for image in reversed(list(_UNUSED_IMAGES)):
         try:
             _SNAPSHOT_IMAGES[image].images.remove(image)
-        except Exception as error:  # in use (conflict) stays; gone already (not found) or no engine: forget it
-            if "conflict" in str(error).lower() or "409" in str(error):
+        except Exception as error:  # in use (409 conflict) stays; gone already (not found) or no engine: forget it
+            if getattr(error, "status_code", None) == 409:
                 continue
         _UNUSED_IMAGES.remove(image)
         _SNAPSHOT_IMAGES.pop(image, None)
@@ -205,11 +205,8 @@ def _cleanup_docker() -> None:
         except Exception:
             pass
     _LIVE_CONTAINERS.clear()
-    _UNUSED_IMAGES[:] = [image for image in _SNAPSHOT_IMAGES if image not in _UNUSED_IMAGES] + _UNUSED_IMAGES
-    for _ in range(MAX_LAYER_DEPTH):  # a chain of n snapshots needs n rounds at most
-        if not _UNUSED_IMAGES:
-            break
-        remove_unused_images()
+    _UNUSED_IMAGES[:] = list(_SNAPSHOT_IMAGES)  # creation order, so removed newest first: a child before its parent
+    remove_unused_images()
 
 
 def reap(client) -> int:
