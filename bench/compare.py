@@ -12,7 +12,8 @@ script's default step count S (or `--total-steps`), every other algorithm S * (G
 own), and evaluates at the same fractions of its run. The table states the tokens each one actually sampled,
 so the match can be checked.
 
-The table: final held-out success and reward, sampled and greedy (mean +- std over seeds), each against GRPO
+The tables: each algorithm's steps, sampled tokens, training seconds, its training rollouts' success (mean over
+steps) and, for BPO, the share of rollout time its sandbox snapshots and restores took; then final held-out success and reward, sampled and greedy (mean +- std over seeds), each against GRPO
 with the standard error of the difference (evaluation error and seed spread, as bench/summarize_runs.py;
 "better" / "worse" only beyond twice it), and the step, sampled tokens and training wall-clock at which the
 mean curve first reaches GRPO's final value of `--reach-metric`, or "not reached". The PNG has three panels
@@ -205,12 +206,19 @@ def main() -> None:
              "", f"`{invocation}` (each run with OMP_NUM_THREADS=1, {cli.parallel} at a time). {len(cli.seeds)} "
              f"seed(s); mean +- std over seeds; differences against GRPO at the end +- their standard error "
              f"(evaluation error and seed spread).", "",
-             "| algorithm | steps | sampled tokens per run | training seconds per run |", "|---|---|---|---|"]
+             "| algorithm | steps | sampled tokens per run | training seconds per run | training rollouts won "
+             "(mean over steps) | snapshots and restores, % of rollout time (mean; per-step range) |",
+             "|---|---|---|---|---|---|"]
     for name in cli.algorithms:
         c = curves[(name, f"eval_{METRICS[0]}")]
         tokens, seconds = [x["tokens"][-1] for x in c], [x["seconds"][-1] for x in c]
+        rows = [read_rows(os.path.join(ROOT, run_dirs[f"{name}_{seed}"])) for seed in cli.seeds]
+        won = [np.mean([float(r["train_success"]) for r in run_rows if r.get("train_success")]) for run_rows in rows]
+        snapshot = [float(r["snapshot_percent"]) for run_rows in rows for r in run_rows if r.get("snapshot_percent")]
+        snapshot_cell = (f"{np.mean(snapshot):.1f}; {min(snapshot):.1f}-{max(snapshot):.1f}" if snapshot
+                         else "no snapshots")  # BPO's column: the other scripts never restore a sandbox
         lines.append(f"| {ALGORITHMS[name][0]} | {steps[name]} | {np.mean(tokens):.0f} +- {np.std(tokens):.0f} | "
-                     f"{np.mean(seconds):.0f} +- {np.std(seconds):.0f} |")
+                     f"{np.mean(seconds):.0f} +- {np.std(seconds):.0f} | {fmt(won)} | {snapshot_cell} |")
     with open(os.path.join(ROOT, run_dirs[f"grpo_{cli.seeds[0]}"], "config.json")) as f:
         splits = json.load(f)["eval_splits"]
     sys.path.insert(0, ROOT)

@@ -55,6 +55,15 @@ def test_compare_matches_tokens_writes_the_table_and_resumes(tmp_path, cache_dir
         treepo_rows = [r for r in csv.DictReader(f) if r.get("decision_tokens")]
     decoded = sum(float(r["decoded_tokens"]) for r in treepo_rows)
     assert re.search(rf"^\| TreePO \| \d+ \| {decoded:.0f} \+- 0 \|", table, re.M), table
+    # each run's training success (mean over its steps), and BPO's snapshot share, from metrics.csv
+    with open(os.path.join(ROOT, state["grpo_1"]["run_dir"], "metrics.csv")) as f:
+        won = [float(r["train_success"]) for r in csv.DictReader(f) if r.get("train_success")]
+    assert re.search(rf"^\| GRPO \| 2 \| .* \| {sum(won) / len(won):.3f} \+- 0\.000 \| no snapshots \|$", table,
+                     re.M), table
+    with open(os.path.join(ROOT, state["bpo_1"]["run_dir"], "metrics.csv")) as f:
+        shares = [float(r["snapshot_percent"]) for r in csv.DictReader(f) if r.get("snapshot_percent")]
+    assert shares and re.search(rf"^\| BPO \(M=2, K=4\) \| .* \| {sum(shares) / len(shares):.1f}; "
+                                rf"{min(shares):.1f}-{max(shares):.1f} \|$", table, re.M), table
 
     # an interrupted run is continued from its checkpoint; finished ones are not run again
     state["bpo_1"]["done"] = False
