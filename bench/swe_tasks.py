@@ -69,10 +69,11 @@ def main() -> None:
         unknown = Counter(w for text, is_action in texts if not is_action for w in unknown_words(tokenizer, text))
         words = sum(len(text.split()) for text, is_action in texts if not is_action)
         actions = [(text, unknown_words(tokenizer, text)) for text, is_action in texts if is_action]
-        print(f"tiny tokenizer: {sum(unknown.values())} of {words} words of the expert's observations hold <unk> "
-              f"({len(unknown)} distinct; most frequent: {', '.join(w for w, _ in unknown.most_common(10))}); "
-              f"{sum(bool(u) for _, u in actions)} of {len(actions)} expert commands hold <unk> "
-              f"({'; '.join(a for a, u in actions if u)})")
+        held = [text for text, unknown_in_command in actions if unknown_in_command]
+        print(f"tiny tokenizer: {sum(unknown.values())} of {words} words of the expert's observations hold <unk>"
+              + (f" ({len(unknown)} distinct; most frequent: {', '.join(w for w, _ in unknown.most_common(10))})"
+                 if unknown else "") + f"; {len(held)} of {len(actions)} expert commands hold <unk>"
+              + (f" ({'; '.join(held)})" if held else ""))
 
 
 if __name__ == "__main__":

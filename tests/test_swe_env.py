@@ -17,6 +17,7 @@ from envs.swe import sandbox as sandbox_module
 from envs.swe.engine import docker_client
 from envs.swe.env import minimal_replacement
 from envs.swe.tasks import package_files
+from policy import build_word_tokenizer, tokenizer_words
 
 HAVE_DOCKER = docker_client() is not None
 REQUIRE_DOCKER = os.environ.get("TREE_RL_REQUIRE_DOCKER") == "1"
@@ -112,6 +113,39 @@ def test_the_smallest_replace_that_fixes_a_line(line, fixed, old, new):
     assert minimal_replacement(line, fixed) == (old, new)
     assert line.count(old) == 1 and line.replace(old, new) == fixed
 
+
+def unknown_words(tokenizer, text):
+    return [w for w in text.split() if tokenizer.unk_token_id in tokenizer(w, add_special_tokens=False)["input_ids"]]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_tiny_tokenizer_covers_what_the_tasks_show(backend):
+    """No `<unk>` in the statement, the expert's commands and their answers (a bug's own constant included:
+    `"Transfer in"` for `"transfer in"`), the env's messages and pytest's report words; bench/swe_tasks.py
+    checks whole splits."""
+    env = make_env("swe", split="test_unseen_bugs", backend=backend)
+    tokenizer = build_word_tokenizer(tokenizer_words(env, "swe"))
+    for task in env.tasks:
+        assert not unknown_words(tokenizer, task["buggy_line"] + " " + task["original_line"]), task["id"]
+    task_id = next(i for i, t in enumerate(env.tasks) if '"Transfer in"' in t["buggy_line"])
+    obs, info = env.reset(options={"task_id": task_id})
+    texts = [obs, info["task"]]
+    for _ in range(3):
+        action = env.expert_action()
+        obs, *_ = env.step(action)
+        texts += [action, obs]
+    assert "all hidden tests pass" in obs
+    env.reset(options={"task_id": task_id})
+    file = env.state.task["file"]
+    for action in (f"cat {file} 9-3", f"edit {file} 999 x", "grep", f"replace {file} 1 return => x", "run_tests"):
+        obs = env.step(action)[0]
+        texts.append(obs if action != "run_tests" else obs.split("\n")[-1])  # its summary: `2 failed, 8 passed`
+    env.close()
+    assert "failed" in texts[-1]
+    assert [w for text in texts for w in unknown_words(tokenizer, text)] == []
+    # positive control: without the buggy lines' words the bug's constant is `<unk>`
+    fixed_only = build_word_tokenizer([w for w in tokenizer_words(env, "swe") if w != '("Transfer'])
+    assert unknown_words(fixed_only, texts[4]) == ['("Transfer'] and texts[4].startswith("replace")
 
 def test_editing_the_visible_tests_does_not_pay(env):
     env.reset(options={"task_id": 1})

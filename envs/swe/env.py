@@ -42,6 +42,26 @@ _TIMING = re.compile(r" in \d+\.\d+s")
 _ADDRESS = re.compile(r"\b0x[0-9a-f]{6,}\b")
 COMMANDS = ("ls", "cat", "grep", "edit", "replace", "run_tests", "submit")
 REPLACE_SEPARATOR = " => "  # never in Python source, so OLD and NEW may hold spaces
+# the words of the statement and of the env's messages, and of pytest's report (`vocabulary`)
+MESSAGE_WORDS = ("Fix the bug in package so that its tests pass The failure points at lines Files Commands FILE A-B "
+                 "WORD LINE TEXT OLD NEW fix unknown command commands usage with <= no directory match is now has "
+                 "line edit replaces one newline replace works on and does not contain occurs times give more of "
+                 "submitted all hidden some fail error sandbox died episode ends reward 0 over file path leaves "
+                 "work dir empty lines")
+PYTEST_WORDS = ("FAILED PASSED ERROR ERRORS FAILURES short test summary info passed failed error errors warning "
+                "warnings in assert where and or not is + - = == != < > AssertionError: Failed: DID NOT RAISE "
+                "At index diff: Use -v to get more Full Left Right contains items first extra item differ "
+                "Omitting identical cannot access local variable associated with a value where Traceback raise "
+                "def return self E _ Captured stdout call no tests ran rootdir configfile collected NoneType "
+                "object has attribute name defined method takes positional argument arguments but were given got "
+                "an unexpected keyword missing required unsupported operand type types for out of range division "
+                "by zero modulo list str int float dict tuple set subscriptable callable iterable can only "
+                "concatenate maximum recursion depth exceeded comparison unhashable substring found indices integers "
+                "must be slices Differing use show -vv <genexpr> <lambda> <listcomp> <module> "
+                + " ".join("F" * n + " " + "E" * n for n in range(1, 12)))  # `-q` progress: `..FFF.` is . FFF .
+EXCEPTIONS = ("Exception ArithmeticError AssertionError AttributeError IndexError KeyError LookupError NameError "
+              "NotImplementedError OverflowError RecursionError RuntimeError StopIteration TypeError "
+              "UnboundLocalError ValueError ZeroDivisionError")  # a fixed list: `dir(builtins)` varies by version
 
 
 def truncate(text: str) -> str:
@@ -277,15 +297,18 @@ class SWEEnv(TextEnv):
         return SWESnapshot(self)
 
     def vocabulary(self) -> list[str]:
-        words = set(COMMANDS) | {"tests", "passed", "failed", "error", "submitted", "line", "is", "now", "no", "match",
-                                 "file", "usage", "FILE", "LINE", "TEXT", "WORD", "Fix", "the", "bug", "in", "package",
-                                 "so", "that", "its", "pass", "Files", "Commands", "all", "hidden", "some", "fail",
-                                 "fix", "The", "failure", "points", "at", "lines"}
+        """Every word the tasks show: the statement and the env's messages, line numbers, every package's files
+        with and without its bugs, and pytest's report (program values a buggy test prints are open-ended)."""
+        words = set(COMMANDS) | set(MESSAGE_WORDS.split()) | set(PYTEST_WORDS.split())
+        words |= {name + colon for name in EXCEPTIONS.split() for colon in ("", ":")}
         words |= {str(number) for number in range(1, 201)}  # line numbers: one token each
-        for task in {t["package"]: t for t in load_tasks(self.data_dir)}.values():
+        tasks = load_tasks(self.data_dir)
+        for task in {t["package"]: t for t in tasks}.values():
             for path, text in package_files(task, buggy=False).items():
                 words.update(path.split("/"))
                 words.update(text.split())
+        for task in tasks:
+            words.update(task["buggy_line"].split())
         return sorted(words)
 
     def close(self) -> None:
