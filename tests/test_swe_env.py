@@ -179,6 +179,32 @@ def test_a_killed_sandbox_ends_the_episode_with_a_clear_error(env):
     assert terminated and reward == 0.0 and "sandbox died" in obs and info["error"]
 
 
+def test_a_finished_episode_releases_its_sandbox(env):
+    """Regression: every env kept its container (or directory) until its next reset, so the held-out envs of a
+    training run (one per task) held one idle container each between evaluations."""
+    def exists(sandbox_id):  # a container (docker) or a work dir (local)
+        if env.backend == "docker":
+            return sandbox_id in {c.id for c in env.client.containers.list(all=True)}
+        return os.path.isdir(sandbox_id)
+
+    env.reset(options={"task_id": 5})
+    first = env.sandbox.container.id if env.backend == "docker" else env.sandbox.dir
+    env.step("ls")
+    assert exists(first)  # positive control: held while the episode runs
+    assert env.step("submit")[2]
+    assert env.sandbox is None and not exists(first)
+    obs, reward, terminated, _, info = env.step("ls")
+    assert obs == "the episode is over" and terminated and reward == 0.0 and info["invalid"]
+    with pytest.raises(RuntimeError, match="snapshot before its last step"):
+        env.snapshot()
+    short = make_env("swe", split="train", backend=env.backend, max_steps=2)  # the step limit ends it too
+    short.reset(options={"task_id": 5})
+    assert short.step("ls")[3] is False and short.step("ls")[3] is True and short.sandbox is None
+    assert short.step("ls")[0] == "the episode is over"
+    env.reset(options={"task_id": 5})  # the next episode gets a new sandbox that works
+    assert "passed" in env.step("run_tests")[0]
+
+
 def test_dropped_forks_and_snapshots_leave_nothing_behind(env):
     """A fork nobody closes (the algorithms drop forks after their rollouts) takes its container or directory
     along, and a dropped snapshot its image once nothing uses it (a chain: the child image first)."""

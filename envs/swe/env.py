@@ -17,7 +17,7 @@ every hidden FAIL_TO_PASS and PASS_TO_PASS test passes after `submit` (the offic
 reward), else 0; the hidden tests are a grading copy the agent never sees, so editing tests/ does not
 pay. A sandbox that dies (a killed container) ends the episode with reward 0 and says so.
 
-Backends (`backend=`): `docker` (a container per live env, snapshot = `container.commit()`), `local` (a
+Backends (`backend=`): `docker` (a container per running episode, snapshot = `container.commit()`), `local` (a
 directory copy per snapshot, commands under bubblewrap as an unprivileged user with limits), `auto`
 (Docker when an engine answers). See docs/envs.md.
 """
@@ -147,10 +147,14 @@ class SWEEnv(TextEnv):
             obs, invalid = self._command(action.strip())
         except SandboxError as error:  # a crashed or killed sandbox ends the episode, reward 0
             s.done, s.error = True, str(error)
+            self.close()
             return f"error: the sandbox died ({error}); the episode ends with reward 0", 0.0, True, False, \
                 self._info(True)
         terminated = s.done
         truncated = not terminated and s.steps >= self.max_steps
+        if terminated or truncated:  # a finished episode holds no container: held-out envs wait idle between
+            s.done = True            # evaluations, one per task
+            self.close()
         return obs, s.reward if terminated else 0.0, terminated, truncated, self._info(invalid)
 
     def _command(self, command: str) -> tuple[str, bool]:
@@ -294,6 +298,8 @@ class SWEEnv(TextEnv):
     def snapshot(self) -> "SWESnapshot":
         if self.state is None:
             raise RuntimeError("call reset() before snapshot()")
+        if self.sandbox is None:
+            raise RuntimeError("the episode is over and its sandbox is released: snapshot before its last step")
         return SWESnapshot(self)
 
     def vocabulary(self) -> list[str]:
