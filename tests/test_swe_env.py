@@ -238,6 +238,32 @@ def test_dropped_forks_and_snapshots_leave_nothing_behind(env):
     assert env.step("ls")[0]  # the original is untouched
 
 
+@pytest.mark.parametrize("backend", [backend_param("docker")])
+def test_a_chain_of_restores_is_flattened_below_the_layer_limit(backend, monkeypatch):
+    """Each snapshot of a restored sandbox adds a layer to its image; past MAX_LAYER_DEPTH (3 here, 100 in use)
+    the snapshot is the container's whole file system imported as one layer, and it restores, runs and is
+    removed like any other."""
+    monkeypatch.setattr(sandbox_module, "MAX_LAYER_DEPTH", 3)
+    env = make_env("swe", split="train", backend=backend, max_steps=40)
+    try:
+        env.reset(options={"task_id": 0})
+        client, fork, layers, images = env.client, env, [], []
+        for i in range(6):
+            fork.sandbox.write(f"note{i}.txt", f"{i}\n")
+            snapshot = fork.snapshot()
+            images.append(snapshot._sandbox.image)
+            layers.append(len(client.images.get(images[-1]).attrs["RootFS"]["Layers"]))
+            fork = snapshot.restore()
+        assert layers == [2, 3, 4, 1, 2, 3]  # base image: one layer; the first three show the count grows
+        assert [fork.sandbox.read(f"note{i}.txt") for i in range(6)] == [f"{i}\n" for i in range(6)]
+        assert fork.step("run_tests")[0] == env.step("run_tests")[0]  # the same code, the same report
+        del snapshot, fork
+        gc.collect()
+        assert not {image.id for image in client.images.list(all=True)} & set(images)
+    finally:
+        env.close()
+
+
 # ---------------------------------------------------------------------------------------------------
 # Isolation
 # ---------------------------------------------------------------------------------------------------

@@ -157,15 +157,15 @@ class DockerSnapshot:
         self.depth = sandbox.depth + 1
         repository = f"tree-rl-swe-snapshot-{uuid.uuid4().hex[:12]}"
         try:
-            image = sandbox.container.commit(repository=repository, tag="latest", conf={"Labels": {LABEL: "snapshot"}})
+            if self.depth <= MAX_LAYER_DEPTH:
+                image = sandbox.container.commit(repository=repository, tag="latest",
+                                                 conf={"Labels": {LABEL: "snapshot"}})
+            else:  # the container's whole file system, imported as a one-layer image (`docker export | import`)
+                self.client.api.import_image_from_data(b"".join(sandbox.container.export()), repository=repository,
+                                                       tag="latest", changes=[f"LABEL {LABEL}=snapshot"])
+                image, self.depth = self.client.images.get(f"{repository}:latest"), 1
         except Exception as error:
             raise SandboxError(f"snapshot failed: {error}") from None
-        if self.depth > MAX_LAYER_DEPTH:  # export the file system into a one-layer image
-            stream = sandbox.container.export()
-            image = self.client.images.import_image(b"".join(stream), repository=repository, tag="flat",
-                                                    changes=[f"LABEL {LABEL}=snapshot"])[0] \
-                if hasattr(self.client.images, "import_image") else image
-            self.depth = 1
         self.image = image.id
         _SNAPSHOT_IMAGES[self.image] = self.client
 
