@@ -244,7 +244,7 @@ def test_a_chain_of_restores_is_flattened_below_the_layer_limit(backend, monkeyp
     the snapshot is the container's whole file system imported as one layer, and it restores, runs and is
     removed like any other."""
     monkeypatch.setattr(sandbox_module, "MAX_LAYER_DEPTH", 3)
-    env = make_env("swe", split="train", backend=backend, max_steps=40)
+    env = make_env("swe", split="train", backend=backend)
     try:
         env.reset(options={"task_id": 0})
         client, fork, layers, images = env.client, env, [], []
