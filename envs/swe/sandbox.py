@@ -7,9 +7,11 @@ directory copy). Both give the same `Sandbox` interface:
     handle = box.snapshot(); other = handle.restore()      # a new, independent sandbox in that state
     box.close()
 
-Commands see only the work dir's files (the image's or the host's system read-only), no network but a
-loopback interface, a time limit inside the sandbox (`timeout -k`) and on the host. A sandbox that died
-(killed container, crashed engine) raises `SandboxError`, never hangs. See docs/envs.md (code repair).
+Commands see only the work dir's files and a system to run them (the image's; locally the host's /usr
+read-only, nothing else of the host), no network but a loopback interface, a time limit inside the sandbox
+(`timeout -k`) and on the host. The host reads and writes a local sandbox's files without following links:
+a link the code under test planted is refused, never followed. A sandbox that died (killed container,
+crashed engine) raises `SandboxError`, never hangs. See docs/envs.md (code repair).
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from __future__ import annotations
 import atexit
 import io
 import os
+import shlex
 import shutil
+import stat
 import subprocess
 import tarfile
 import tempfile
@@ -108,7 +112,11 @@ class DockerSandbox:
         return exit_code, output.decode(errors="replace")
 
     def read(self, path: str) -> str:
-        code, output = self.run(f"cat -- '{safe_path(path)}'", timeout=5)
+        quoted = shlex.quote(safe_path(path))  # a link or a special file is refused, as the local backend does
+        code, output = self.run(f"if [ -L {quoted} ] || {{ [ -e {quoted} ] && [ ! -f {quoted} ]; }}; then exit 3; fi; "
+                                f"cat -- {quoted}", timeout=5)
+        if code == 3:
+            raise ValueError(refused(path))
         if code != 0:
             raise FileNotFoundError(path)
         return output
@@ -233,17 +241,44 @@ def reap(client) -> int:
 # ---------------------------------------------------------------------------------------------------
 UNPRIVILEGED_UID = 65534  # nobody: root ignores RLIMIT_NPROC, so commands run as another user
 LOCAL_LIMITS = dict(nproc=64, address_space=1 << 30, cpu_seconds=60)
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")  # the distribution's programs
+HIDDEN_DIRS = ("/usr/local",)  # where a host keeps its own software (and sometimes checkouts)
+
+
+def refused(path: str) -> str:
+    return f"{path!r} is a link, a directory or a special file: refused"
+
+
+def system_view() -> list[str]:
+    """bubblewrap arguments that show the code under test the host's system dirs read-only (a merged-/usr
+    host's `/bin -> usr/bin` as the same link) and nothing else of the host: no /etc, /home, /root, /opt,
+    /var, /srv, /mnt, /sys or checkout; /tmp, /proc and /dev are the sandbox's own (see `_local_command`)."""
+    view = []
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            view += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            view += ["--ro-bind", path, path]
+    return view + [arg for path in HIDDEN_DIRS if os.path.isdir(path) for arg in ("--tmpfs", path)]
 
 
 def local_isolation_problem() -> str | None:
     """Why the local backend cannot isolate untrusted code here (None if it can): it needs bubblewrap,
-    setpriv and prlimit, and bubblewrap running as an unprivileged user (user namespaces)."""
+    setpriv and prlimit, bubblewrap running as an unprivileged user (user namespaces) with the view of
+    `system_view`, and Debian's python3 with pytest in that view."""
     for tool in ("bwrap", "setpriv", "prlimit"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (Debian: apt-get install bubblewrap util-linux)"
-    probe = subprocess.run(_local_command("/", "true"), capture_output=True, text=True, timeout=30)
-    if probe.returncode != 0:
-        return f"bubblewrap cannot run as an unprivileged user here: {probe.stderr.strip()[:200]}"
+    with tempfile.TemporaryDirectory(prefix="tree-rl-swe-probe-") as workdir:
+        os.chmod(workdir, 0o755)
+        probe = subprocess.run(_local_command(workdir, "true"), capture_output=True, text=True, timeout=30)
+        if probe.returncode != 0:
+            return f"bubblewrap cannot run as an unprivileged user here: {probe.stderr.strip()[:200]}"
+        probe = subprocess.run(_local_command(workdir, "python3 -c 'import pytest'"), capture_output=True, text=True,
+                               timeout=30)
+        if probe.returncode != 0:
+            return f"the sandbox's python3 cannot import pytest (Debian: apt-get install python3-pytest): " \
+                   f"{probe.stdout.strip()[-200:]}{probe.stderr.strip()[-200:]}"
     return None
 
 
@@ -253,15 +288,59 @@ def _local_command(workdir: str, command: str, timeout: float = 20.0, network: b
             f"--cpu={limits['cpu_seconds']}",
             "setpriv", f"--reuid={UNPRIVILEGED_UID}", f"--regid={UNPRIVILEGED_UID}", "--clear-groups",
             "bwrap", "--die-with-parent", "--unshare-all", *(["--share-net"] if network else []),
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            *system_view(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
             "--bind", workdir, WORKDIR, "--chdir", WORKDIR,
             *[arg for key, value in ENVIRONMENT.items() for arg in ("--setenv", key, value)],
             "timeout", "-k", "1", str(timeout), "sh", "-c", command]
 
 
+def open_beneath(root: str, path: str, flags: int, make_dirs: bool = False) -> int:
+    """A file descriptor of the regular file `path` under the directory `root`, opened one component at a time
+    relative to the one before with O_NOFOLLOW, so no link is followed anywhere on the path (a linked
+    directory in the middle included) and nothing can swap a component between a check and the open.
+    FileNotFoundError if it is not there; ValueError for a link, a directory or a special file."""
+    *dirs, name = safe_path(path).split("/")
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        for part in dirs:
+            if make_dirs:
+                try:
+                    os.mkdir(part, dir_fd=fd)
+                    made = True
+                except FileExistsError:
+                    made = False
+            parent, fd = fd, os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(parent)
+            if make_dirs and made:
+                os.fchmod(fd, 0o777)  # the unprivileged user writes there too
+        # O_NONBLOCK: a FIFO opens at once (a read would wait for a writer forever) and is refused below
+        file = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666, dir_fd=fd)
+    except FileNotFoundError:
+        raise FileNotFoundError(path) from None
+    except OSError:  # ELOOP (a link), ENOTDIR (a linked directory), EISDIR, ENXIO (a FIFO opened to write)
+        raise ValueError(refused(path)) from None
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(os.fstat(file).st_mode):
+        os.close(file)
+        raise ValueError(refused(path))
+    return file
+
+
+def _copy_entry(source: str, target: str) -> None:
+    """copytree's copy function: a regular file is copied, a FIFO made again (never opened: a read would block),
+    anything else (a socket) left out."""
+    mode = os.lstat(source).st_mode
+    if stat.S_ISREG(mode):
+        shutil.copy2(source, target)
+    elif stat.S_ISFIFO(mode):
+        os.mkfifo(target, stat.S_IMODE(mode))
+
+
 class LocalSandbox:
     """A private copy of the work dir; commands run in it under bubblewrap (`--unshare-all`: only a loopback
-    interface), as an unprivileged user with process, address-space and CPU-time limits."""
+    interface; the system dirs of `system_view` and nothing else of the host), as an unprivileged user with
+    process, address-space and CPU-time limits. The host touches its files only through `open_beneath`."""
 
     def __init__(self, files: dict[str, str] | None = None, source_dir: str | None = None, network: bool = False):
         problem = local_isolation_problem() if not _LOCAL_OK else None
@@ -271,9 +350,9 @@ class LocalSandbox:
         self.network = network
         self.dir = tempfile.mkdtemp(prefix="tree-rl-swe-")
         _LOCAL_DIRS.add(self.dir)
-        if source_dir:
+        if source_dir:  # no code runs while it is copied; links are copied as links
             shutil.rmtree(self.dir)
-            shutil.copytree(source_dir, self.dir, symlinks=True)
+            shutil.copytree(source_dir, self.dir, symlinks=True, copy_function=_copy_entry)
         os.chmod(self.dir, 0o777)
         for path, text in (files or {}).items():
             self.write(path, text)
@@ -289,18 +368,16 @@ class LocalSandbox:
         return result.returncode, (result.stdout + result.stderr).decode(errors="replace")
 
     def read(self, path: str) -> str:
-        with open(os.path.join(self.dir, safe_path(path))) as f:
+        with open(open_beneath(self.dir, path, os.O_RDONLY), encoding="utf-8", errors="replace") as f:
             return f.read()
 
     def write(self, path: str, text: str) -> None:
-        target = os.path.join(self.dir, safe_path(path))
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "w") as f:
+        with open(open_beneath(self.dir, path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, make_dirs=True), "w",
+                  encoding="utf-8") as f:
             f.write(text)
-        os.utime(target, (0, 0))  # fixed mtimes: a copy is indistinguishable from the original
-        for root, dirs, names in os.walk(self.dir):
-            for name in dirs + names:
-                os.chmod(os.path.join(root, name), 0o777)
+            f.flush()
+            os.fchmod(f.fileno(), 0o666)  # the unprivileged user edits it too
+            os.utime(f.fileno(), (0, 0))  # fixed mtimes: a copy is indistinguishable from the original
 
     def snapshot(self) -> "LocalSnapshot":
         return LocalSnapshot(self)
@@ -324,7 +401,7 @@ class LocalSnapshot:
         self.network = sandbox.network
         self.dir = tempfile.mkdtemp(prefix="tree-rl-swe-snapshot-")
         shutil.rmtree(self.dir)
-        shutil.copytree(sandbox.dir, self.dir, symlinks=True)
+        shutil.copytree(sandbox.dir, self.dir, symlinks=True, copy_function=_copy_entry)
         _LOCAL_DIRS.add(self.dir)
 
     def restore(self) -> LocalSandbox:
