@@ -14,8 +14,12 @@ One command per turn (SWE-agent's line-addressed views and edits, mini-swe-agent
 Outputs are truncated with an elision count. A malformed command, a path outside the work dir or a line
 that does not exist gets a clear message and changes nothing (`info["invalid"]`). The reward is 1 when
 every hidden FAIL_TO_PASS and PASS_TO_PASS test passes after `submit` (the official harness's binary
-reward), else 0; the hidden tests are a grading copy the agent never sees, so editing tests/ does not
-pay. A sandbox that dies (a killed container) ends the episode with reward 0 and says so.
+reward), else 0. Grading runs in a fresh sandbox (a new container or directory): the pristine package with
+only the agent's versions of its existing source files, the hidden tests, and a trusted pytest plugin that
+records the results and ends the process before any exit handler of the tested code can run; what the code
+did in the agent's sandbox (edited tests, planted files, handlers) is not there. A submission whose changed
+lines reach for the test machinery or the process (`TAMPERING`) gets reward 0 and `info["tampered"]`. A
+sandbox that dies (a killed container) ends the episode with reward 0 and says so.
 
 Backends (`backend=`): `docker` (a container per running episode, snapshot = `container.commit()`), `local` (a
 directory copy per snapshot, commands under bubblewrap as an unprivileged user with limits), `auto`
@@ -25,9 +29,11 @@ directory copy per snapshot, commands under bubblewrap as an unprivileged user w
 from __future__ import annotations
 
 import copy
+import difflib
+import json
 import re
+import secrets
 import shlex
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from envs.base import TextEnv
@@ -37,7 +43,40 @@ from envs.swe.tasks import SPLITS, bug_region, load_tasks, package_files
 MAX_OUTPUT_LINES, MAX_OUTPUT_CHARS = 25, 1500
 TEST_TIMEOUT = 20.0
 PYTEST = "python3 -m pytest -q --tb=short -p no:cacheprovider"  # plugin autoload is off (sandbox ENVIRONMENT)
-GRADE_DIR = ".grade"  # the hidden tests are written here at `submit` only, after the agent's last command
+# The grader: pytest with a trusted plugin, given before any tested code is imported. A test passes when its call
+# passed and none of its phases failed; at the session's end the plugin writes the passing ids after a marker with
+# a nonce (read from a file it deletes first, so the tested code never sees it) and ends the process at once: no
+# exit handler of the tested code runs, and a line the tested code prints lacks the nonce.
+GRADE_NONCE = ".grade_nonce"
+GRADE_MARKER = "tree-rl-grade"
+GRADER = f"""import os, sys, json
+import pytest
+nonce = open({GRADE_NONCE!r}).read()
+os.remove({GRADE_NONCE!r})
+class Recorder:
+    passed, failed = set(), set()
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" and report.passed:
+            self.passed.add(report.nodeid)
+        elif not report.passed:
+            self.failed.add(report.nodeid)
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session):
+        passed = sorted(self.passed - self.failed)
+        os.write(1, ("\\n{GRADE_MARKER} " + nonce + " " + json.dumps(passed) + "\\n").encode())
+        os._exit(0)
+pytest.main(["-q", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[Recorder()])
+os._exit(1)
+"""
+# Changed lines that reach for the test machinery, the interpreter or the process: a fix of these packages never
+# needs them. In-process code can still patch the interpreter it runs in without these names (docs/envs.md).
+TAMPERING = re.compile(
+    r"(?<![\w.])(?<!def )(atexit|exit|quit|_exit|SystemExit|pytest|_pytest|builtins|gc|sys|os|signal|threading|"
+    r"_thread|multiprocessing|subprocess|importlib|exec|eval|compile|globals|locals|vars|setattr|delattr|getattr|open|"
+    r"inspect|ctypes|io|mmap|pathlib|shutil|socket|resource|faulthandler|breakpoint)\b"
+    r"|__(import|builtins|subclasses|globals|code|class|base|bases|mro|dict|loader|spec|getattribute|reduce|"
+    r"reduce_ex|closure|func|self|module|file|traceback)__"
+    r"|\b(tb_frame|f_back|f_globals|f_locals|f_builtins|f_code|gi_frame|cr_frame)\b|/proc|grade|junit")
 _TIMING = re.compile(r" in \d+\.\d+s")
 _ADDRESS = re.compile(r"\b0x[0-9a-f]{6,}\b")
 COMMANDS = ("ls", "cat", "grep", "edit", "replace", "run_tests", "submit")
@@ -88,6 +127,7 @@ class SWEState:
     steps: int = 0
     done: bool = False
     reward: float = 0.0
+    tampered: bool = False  # the submission reached for the grader (`TAMPERING`): reward 0
     error: str = ""
 
 
@@ -120,10 +160,7 @@ class SWEEnv(TextEnv):
         files = package_files(task)  # the bug written in
         if self.sandbox is not None:
             self.sandbox.close()
-        if self.backend == "docker":
-            self.sandbox = DockerSandbox(self.client, self.image, files, network=self.network)
-        else:
-            self.sandbox = LocalSandbox(files, network=self.network)
+        self.sandbox = self._new_sandbox(files)
         self.state = SWEState(task=task, files={task["file"]: files[task["file"]]}, region=bug_region(task))
         name, first, last = self.state.region
         obs = (f"Fix the bug in package {task['package']} so that its tests pass. The failure points at {name} in "
@@ -132,11 +169,16 @@ class SWEEnv(TextEnv):
                f" run_tests, submit.")
         return obs, self._info(False)
 
+    def _new_sandbox(self, files: dict[str, str]):
+        if self.backend == "docker":
+            return DockerSandbox(self.client, self.image, files, network=self.network)
+        return LocalSandbox(files, network=self.network)
+
     def _info(self, invalid: bool) -> dict:
         s = self.state
         name, first, last = s.region
         return {"won": s.reward >= 1.0, "invalid": invalid, "task": f"fix {name} in {s.task['file']} {first}-{last}",
-                "task_id": s.task["id"], "steps": s.steps, "error": s.error}
+                "task_id": s.task["id"], "steps": s.steps, "error": s.error, "tampered": s.tampered}
 
     def _step(self, action: str):
         s = self.state
@@ -226,6 +268,7 @@ class SWEEnv(TextEnv):
             if name == "run_tests":
                 code, out = self.sandbox.run(f"{PYTEST} tests", timeout=TEST_TIMEOUT)
                 return truncate(normalize(out)), False
+            self.close()  # grading needs nothing of the agent's sandbox
             s.done, s.reward = True, self._grade()
             return f"submitted: {'all hidden tests pass' if s.reward else 'some hidden tests fail'}", False
         except ValueError as error:
@@ -240,17 +283,24 @@ class SWEEnv(TextEnv):
         return self.sandbox.read(path)
 
     def _grade(self) -> float:
-        """1.0 when every hidden FAIL_TO_PASS and PASS_TO_PASS test passes, from a grading copy of the tests
-        (written now, after the agent's last command) run against the agent's code."""
-        task = self.state.task
-        for path, text in package_files(task, buggy=False).items():
-            if path.startswith("tests/"):
-                self.sandbox.write(f"{GRADE_DIR}/{path}", text)
-        ids = " ".join(shlex.quote(f"{GRADE_DIR}/{t}") for t in task["fail_to_pass"] + task["pass_to_pass"])
-        _, xml = self.sandbox.run(f"{PYTEST} --rootdir={GRADE_DIR} --junitxml={GRADE_DIR}/report.xml {ids} "
-                                  f">/dev/null 2>&1; cat {GRADE_DIR}/report.xml", timeout=TEST_TIMEOUT)
-        passed = junit_passed(xml)
-        return float(all(t in passed for t in task["fail_to_pass"] + task["pass_to_pass"]))
+        """1.0 when every hidden FAIL_TO_PASS and PASS_TO_PASS test passes, run by `GRADER` in a fresh sandbox
+        on the pristine package with the agent's versions of its existing source files; 0.0 for a submission
+        that reaches for the grader (`tampered`)."""
+        s, task = self.state, self.state.task
+        files = grading_files(task, s.files)
+        if tampering(package_files(task), files):
+            s.tampered = True
+            return 0.0
+        nonce = secrets.token_hex(16)
+        sandbox = self._new_sandbox({**files, GRADE_NONCE: nonce})
+        try:
+            ids = task["fail_to_pass"] + task["pass_to_pass"]
+            _, out = sandbox.run(f"python3 -c {shlex.quote(GRADER)} {' '.join(map(shlex.quote, ids))}",
+                                 timeout=TEST_TIMEOUT)
+        finally:
+            sandbox.close()
+        passed = graded_passed(out, nonce)
+        return float(all(t in passed for t in ids))
 
     # ---------------------------------------------------------------------------------------------------
     # Expert and demonstrator
@@ -386,14 +436,37 @@ def first_changed_line(current: str, fixed: str) -> int | None:
     return None if len(a) == len(b) else min(len(a), len(b)) + 1
 
 
-def junit_passed(xml: str) -> set[str]:
-    """Test ids (tests/test_x.py::name) that passed, from pytest's junit XML."""
+def source_paths(files: dict[str, str]) -> list[str]:
+    """The package's source files: its .py files outside tests/ (a fix edits one of them)."""
+    return [path for path in files if path.endswith(".py") and not path.startswith("tests/")]
+
+
+def grading_files(task: dict, edited: dict[str, str]) -> dict[str, str]:
+    """What grading runs: the pristine package (hidden tests, pytest.ini) with the agent's versions of its existing
+    source files (`edited`: what `edit` and `replace` wrote); anything else the agent or its code made is left out."""
+    files, given = package_files(task, buggy=False), package_files(task)
+    for path in source_paths(files):
+        files[path] = edited.get(path, given[path])
+    return files
+
+
+def tampering(given: dict[str, str], submitted: dict[str, str]) -> str | None:
+    """The first `TAMPERING` text on a line the submission changed in the package's source files, or None."""
+    for path in source_paths(given):
+        before, after = given[path].split("\n"), submitted[path].split("\n")
+        for tag, _, _, first, last in difflib.SequenceMatcher(None, before, after).get_opcodes():
+            for line in after[first:last] if tag != "equal" else ():
+                match = TAMPERING.search(line)
+                if match:
+                    return match[0]
+    return None
+
+
+def graded_passed(output: str, nonce: str) -> set[str]:
+    """The passing test ids `GRADER` wrote after its marker and this grading's nonce (none without them)."""
+    prefix = f"{GRADE_MARKER} {nonce} "
+    lines = [line for line in output.split("\n") if line.startswith(prefix)]
     try:
-        root = ET.fromstring(xml[xml.index("<"):])
-    except (ValueError, ET.ParseError):
+        return set(json.loads(lines[-1][len(prefix):])) if lines else set()
+    except ValueError:
         return set()
-    passed = set()
-    for case in root.iter("testcase"):
-        if not any(child.tag in ("failure", "error", "skipped") for child in case):
-            passed.add(f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}")
-    return passed
