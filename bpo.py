@@ -10,7 +10,8 @@ apart, snapshots the environment there and forks K-1 siblings that resample the 
 state. A sibling's advantage is its return minus the mean of the other siblings of its branch point
 (Eq. 4, leave-one-out), which removes the variance of the prefix (law of total variance:
 K/(K-1) (sigma^2 + nu^2) -> K/(K-1) sigma^2). Steps before a branch point get the lambda-discounted
-sum of the branch advantages downstream on their path (Eq. 5); every (state, action) of the tree,
+sum of the branch advantages downstream on their path (Eq. 5; read literally it also adds the later branch
+points' terms to the backbone's own branch action, `--branch-action-credit`); every (state, action) of the tree,
 shared prefixes counted once, enters the PPO-clip + beta KL objective (Eq. 6). N = 1 + M(K-1) returns
 per task: compare with `grpo_baseline.py --num-generations N`.
 
@@ -58,9 +59,9 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from envs import ReplaySnapshot, make_env
+from envs import ReplaySnapshot, dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply
+from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply, reply_layout
 
 
 @dataclass
@@ -71,6 +72,10 @@ class Args:
     """seed of the RL run (task order, sampling)"""
     env: Literal["webshop", "math", "alfworld", "swe"] = "webshop"
     """environment from `envs/`"""
+    data: str | None = None
+    """the benchmark's real data instead of the env's generated tasks: WebShop's data directory
+    (items_shuffle_1000.json, ...), a GSM8K/MATH-style JSONL file (math), ALFWorld's game directory (json_2.1.1/),
+    a swe task directory (tasks.jsonl, packages/); the train and held-out splits and the warm start use it"""
     model: str = "tiny"
     """`tiny` (SFT-warm-started small Llama, cached under --cache-dir) or a local Hugging Face model dir/name"""
     sft_seed: int = 0
@@ -193,11 +198,20 @@ class Args:
     schedule: Literal["entropy", "random", "uniform", "inverted"] = "entropy"
     """where to branch: top-M entropy (BPO), random, equally spaced, lowest entropy (Table 3)"""
     entropy_mode: Literal["first", "mean"] = "first"
-    """entropy of an action: its first token's, or the mean over its tokens (turn-level branching)"""
+    """entropy of an action: its first token's, or the mean over its tokens (turn-level branching). Chat profile:
+    the action's tokens are those inside `<action>` (`policy.reply_layout`), never the protocol's `<think>`"""
     branch_level: Literal["turn", "token"] | None = None
     """branch at action boundaries (`turn`) or at token positions inside the action (`token`; default for math)"""
     post_branch_credit: Literal["sibling", "zero"] = "sibling"
     """steps after a sibling's branch action: its branch advantage (`sibling`) or 0 (literal Eq. 5)"""
+    branch_action_credit: Literal["eq5", "eq4"] = "eq5"
+    """the backbone's action at a branch point: `eq5` (Eq. 5 as written: its Eq. 4 advantage plus the discounted
+    ones of the later branch points on its path, so with M >= 2 the advantages at the first branch point no longer
+    sum to zero) or `eq4` (Eq. 4 alone, like its siblings; Eq. 5 only for the steps before it)"""
+    fresh_siblings: bool = False
+    """fork K new continuations at each branch point instead of K-1, the backbone not reused as a sibling: the K
+    siblings are exchangeable draws from the snapshot (the backbone was chosen by its own future), compared with
+    each other by Eq. 4; the backbone's branch advantage is its return minus their mean. N = 1 + M K"""
     replay_snapshots: bool = False
     """snapshot by action replay (for envs without a native snapshot)"""
 
@@ -591,7 +605,11 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
             entropies = token_entropies[0]
             positions = list(range(len(entropies)))
         else:  # candidates: decisions; position = trajectory tokens (observations and actions) before it
-            entropies = [h[0] if args.entropy_mode == "first" else float(np.mean(h)) for h in token_entropies]
+            entropies = []
+            for d, h in zip(episode.decisions, token_entropies):  # chat: the tokens inside <action>, not <think>'s
+                first, end, _ = reply_layout(tokenizer, decisions[d].action_ids, args.env, args.prompt_profile)
+                action = h[first:end] or h[-1:]
+                entropies.append(action[0] if args.entropy_mode == "first" else float(np.mean(action)))
             positions = list(np.cumsum([0] + [len(tokenizer(obs)["input_ids"]) + len(decisions[d].action_ids)
                                               for (_, obs, _, _), d in zip(episode.states, episode.decisions)])[:-1])
         episode.entropies = entropies
@@ -602,7 +620,7 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
         for j, c in enumerate(chosen):
             snapshot, obs, info, history = episode.states[0 if args.branch_level == "token" else c]
             prefix = decisions[episode.decisions[0]].action_ids[:c] if args.branch_level == "token" else []
-            for k in range(args.branch_factor - 1):
+            for k in range(args.branch_factor if args.fresh_siblings else args.branch_factor - 1):
                 restore_start = time.time()
                 env = snapshot.restore()
                 timing["restore"] += time.time() - restore_start
@@ -626,13 +644,16 @@ def sibling_advantages(returns: torch.Tensor) -> torch.Tensor:
 
 
 def backbone_step_advantages(branch_steps: list[int], branch_advantages: list[float], num_steps: int, lam: float,
-                             post_branch_credit: str) -> list[float]:
-    """Eq. 5: backbone step t gets sum over branch points b >= t on its path of lam^(b - t) A_b(backbone);
-    steps after the last branch point get the backbone's last branch advantage (or 0, literal Eq. 5)."""
+                             post_branch_credit: str, branch_action_credit: str = "eq5") -> list[float]:
+    """Eq. 5: backbone step t gets sum over branch points b >= t on its path of lam^(b - t) A_b(backbone)
+    (`eq4`: a branch action gets its own A_b alone); steps after the last branch point get the backbone's last
+    branch advantage (or 0, literal Eq. 5)."""
     advantages = []
     for t in range(num_steps):
         downstream = [(b, a) for b, a in zip(branch_steps, branch_advantages) if b >= t]
-        if downstream:
+        if branch_action_credit == "eq4" and t in branch_steps:
+            advantages.append(branch_advantages[branch_steps.index(t)])
+        elif downstream:
             advantages.append(sum(lam ** (b - t) * a for b, a in downstream))
         else:
             advantages.append(branch_advantages[-1] if post_branch_credit == "sibling" else 0.0)
@@ -661,22 +682,34 @@ def spread_step_advantages(decisions: list[Decision], episode: Episode, step_adv
 
 
 def assign_advantages(decisions: list[Decision], episodes: list[Episode], branch_points: list[list[int]],
-                      args: Args) -> None:
-    """Per-token advantages of every decision of every tree: Eq. 4 at branch actions, Eq. 5 before them."""
-    siblings: dict[tuple[int, int], list[Episode]] = {}  # (tree, branch point) -> its K-1 forks
+                      args: Args) -> dict:
+    """Per-token advantages of every decision of every tree: Eq. 4 at branch actions, Eq. 5 before them. Returns
+    two diagnostics of the review's open questions: the mean advantage of the steps before a backbone's first
+    branch point (if the siblings were exchangeable draws from s_b, Eq. 5's pre-branch term would have mean 0
+    given the prefix) and the mean backbone-minus-sibling return at the branch points (0 if the backbone, chosen
+    as a carrier by its own future, were exchangeable with its siblings)."""
+    siblings: dict[tuple[int, int], list[Episode]] = {}  # (tree, branch point) -> its K-1 forks (--fresh-siblings: K)
     for e in episodes:
         if e.branch_point is not None:
             siblings.setdefault((e.tree, e.branch_point), []).append(e)
     def num_steps(e: Episode) -> int:  # token level: the tokens of its one action; turn level: its decisions
         return len(decisions[e.decisions[0]].action_ids) if args.branch_level == "token" else len(e.decisions)
 
+    pre_branch, backbone_lead = [], []
     for backbone in [e for e in episodes if e.branch_point is None]:
         chosen = branch_points[backbone.tree]
-        returns = torch.tensor([[backbone.reward] + [s.reward for s in siblings[(backbone.tree, c)]] for c in chosen])
-        branch_advantages = sibling_advantages(returns)  # (M, K), backbone in column 0
-        spread_step_advantages(decisions, backbone, backbone_step_advantages(
-            chosen, branch_advantages[:, 0].tolist(), num_steps(backbone), args.lam, args.post_branch_credit),
-            args.branch_level)
+        sibling_returns = torch.tensor([[s.reward for s in siblings[(backbone.tree, c)]] for c in chosen])
+        if args.fresh_siblings:  # Eq. 4 among the K fresh siblings; the backbone against their mean
+            branch_advantages = torch.cat([backbone.reward - sibling_returns.mean(dim=1, keepdim=True),
+                                           sibling_advantages(sibling_returns)], dim=1)
+        else:  # the backbone's action is sibling 1 of K
+            branch_advantages = sibling_advantages(torch.cat([torch.full((len(chosen), 1), backbone.reward),
+                                                              sibling_returns], dim=1))  # (M, K), backbone first
+        step_advantages = backbone_step_advantages(chosen, branch_advantages[:, 0].tolist(), num_steps(backbone),
+                                                   args.lam, args.post_branch_credit, args.branch_action_credit)
+        spread_step_advantages(decisions, backbone, step_advantages, args.branch_level)
+        pre_branch += step_advantages[:chosen[0]] if chosen else []
+        backbone_lead += (backbone.reward - sibling_returns.mean(dim=1)).tolist() if chosen else []
         for m, c in enumerate(chosen):
             for k, sibling in enumerate(siblings[(backbone.tree, c)], start=1):
                 spread_step_advantages(decisions, sibling, sibling_step_advantages(
@@ -684,6 +717,8 @@ def assign_advantages(decisions: list[Decision], episodes: list[Episode], branch
     if not args.credit_invalid_actions:  # a rejected action changed nothing: it shares a loss, never a gain
         for d in decisions:
             d.advantages = [min(a, 0.0) for a in d.advantages] if d.invalid else d.advantages
+    return {"pre_branch_advantage": float(np.mean(pre_branch)) if pre_branch else 0.0,
+            "backbone_minus_siblings": float(np.mean(backbone_lead)) if backbone_lead else 0.0}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1051,9 +1086,10 @@ def main(args: Args) -> str:
     if os.path.exists(policy_json):
         with open(policy_json) as f:
             model_name = json.load(f)["model_dir"]
+    env_kwargs = dataset_kwargs(args.env, args.data, ("train", *args.eval_splits))  # --data: checked here
     model, tokenizer, model_dir, prompt = load_policy(
-        model_name, args.env, {}, args.cache_dir, args.sft_seed, steps=args.sft_steps, episodes=args.sft_episodes,
-        mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
+        model_name, args.env, env_kwargs, args.cache_dir, args.sft_seed, steps=args.sft_steps,
+        episodes=args.sft_episodes, mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
         include_admissible=args.include_admissible, recent_actions=args.recent_actions)
     args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
     args.recent_actions = prompt["recent_actions"]
@@ -1091,8 +1127,9 @@ def main(args: Args) -> str:
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
     learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / max(1, args.warmup_steps)) * 0.5 * (
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
-    returns_per_task = 1 + args.num_branch_points * (args.branch_factor - 1)  # compute matching: N = 1 + M(K-1)
-    train_envs = [make_env(args.env, split="train") for _ in range(args.tasks_per_step)]
+    forks = args.branch_factor if args.fresh_siblings else args.branch_factor - 1  # per branch point
+    returns_per_task = 1 + args.num_branch_points * forks  # compute matching: N = 1 + M(K-1) (--fresh-siblings: MK)
+    train_envs = [make_env(args.env, split="train", **env_kwargs) for _ in range(args.tasks_per_step)]
     if not args.replay_snapshots:
         try:
             train_envs[0].reset(options={"task_id": 0})
@@ -1102,8 +1139,8 @@ def main(args: Args) -> str:
     branch_rng = random.Random(args.seed)
     eval_envs = {}  # split -> one env per held-out task
     for split in args.eval_splits:
-        eval_envs[split] = [make_env(args.env, split=split) for _ in range(min(args.eval_tasks, make_env(
-            args.env, split=split).num_tasks))]
+        eval_envs[split] = [make_env(args.env, split=split, **env_kwargs) for _ in range(min(
+            args.eval_tasks, make_env(args.env, split=split, **env_kwargs).num_tasks))]
     task_rng = random.Random(args.seed)
     grad_norm_window = deque(maxlen=50)  # minibatch gradient norms of the last 50 minibatches
     start_step, rows = 0, []
@@ -1134,9 +1171,10 @@ def main(args: Args) -> str:
         import wandb
         wandb.init(project=args.wandb_project_name, config=asdict(args), name=os.path.basename(run_dir))
     print(f"{args.exp_name}: M={args.num_branch_points} branch points x K={args.branch_factor} siblings -> "
-          f"N = 1 + M(K-1) = {returns_per_task} returns per task (compare: grpo_baseline.py --num-generations "
-          f"{returns_per_task}); {args.tasks_per_step} tasks per step, {args.total_steps} steps, {args.schedule} "
-          f"schedule, {args.branch_level}-level branches, model {model_dir}, run dir {run_dir}")
+          f"N = 1 + M {'K' if args.fresh_siblings else '(K-1)'} = {returns_per_task} returns per task (compare: "
+          f"grpo_baseline.py --num-generations {returns_per_task}); {args.tasks_per_step} tasks per step, "
+          f"{args.total_steps} steps, {args.schedule} schedule, {args.branch_level}-level branches, model {model_dir}, "
+          f"run dir {run_dir}")
 
     def log_row(row: dict) -> None:
         rows.append(row)
@@ -1199,8 +1237,9 @@ def main(args: Args) -> str:
                                                                    args, branch_rng, seeds if args.task_seeds else None)
         rollout_time = time.time() - step_start
 
-        # ALGO LOGIC: 2. advantages: Eq. 4 at branch actions, Eq. 5 before them, sibling credit after them (per token)
-        assign_advantages(decisions, episodes, branch_points, args)
+        # ALGO LOGIC: 2. advantages: Eq. 4 at the siblings' branch actions, Eq. 5 on the backbone up to its last branch
+        #    point (its branch actions included: --branch-action-credit), sibling credit after them (per token)
+        open_questions = assign_advantages(decisions, episodes, branch_points, args)
 
         # ALGO LOGIC: the first tasks' trees for trees.jsonl: backbones cut at their branch points, the entropy
         #    that ranked each candidate (Eq. 3), the backbone's snapshot time
@@ -1259,10 +1298,10 @@ def main(args: Args) -> str:
         # TRY NOT TO MODIFY: logging (the comparison diagnostics are defined the same way in every script)
         fresh = [e for e in episodes if e.branch_point is None]  # episodes from the task's initial state
         token_advantages = [a for d in decisions for a in d.advantages]
-        tree_has_signal = {}
+        largest_advantage = {}  # task -> the largest |advantage| of its tokens
         for e in episodes:
-            tree_has_signal[e.tree] = tree_has_signal.get(e.tree, False) or any(
-                any(decisions[d].advantages) for d in e.decisions)
+            largest_advantage[e.tree] = max([largest_advantage.get(e.tree, 0.0)] + [
+                abs(a) for d in e.decisions for a in decisions[d].advantages])
         row = {"step": step + 1,
                "train_success": float(np.mean([e.won for e in fresh])),
                "train_reward": float(np.mean([e.reward for e in fresh])),
@@ -1275,7 +1314,8 @@ def main(args: Args) -> str:
                "grad_norm": float(np.mean(grad_norms)) if grad_norms else 0.0,
                "advantage_variance": float(np.var(token_advantages)),
                "grad_norm_variance": float(np.var(grad_norm_window)) if grad_norm_window else 0.0,
-               "nondegenerate_fraction": float(np.mean(list(tree_has_signal.values()))),
+               "nondegenerate_fraction": float(np.mean([a > 0.1 for a in largest_advantage.values()])),  # BPO paper's
+               "nonzero_advantage_fraction": float(np.mean([a > 0 for a in largest_advantage.values()])),
                "decision_tokens": sum(len(d.action_ids) for d in decisions),
                "rollout_tokens_per_second": sum(len(d.action_ids) for d in decisions) / rollout_time,
                "step_seconds": time.time() - step_start}
@@ -1283,6 +1323,7 @@ def main(args: Args) -> str:
             row[key] = float(np.mean([s[key] for s in stats_log])) if stats_log else 0.0
         row["sibling_success"] = float(np.mean([e.won for e in episodes if e.branch_point is not None]))
         row["snapshot_percent"] = 100 * (timing["snapshot"] + timing["restore"]) / timing["rollout"]
+        row.update(open_questions)
         row = reduce_row(row, world_size, summed=("decisions", "trained_decisions", "decision_tokens",
                                                   "rollout_tokens_per_second", "policy_loss", "kl_ref", "approx_kl",
                                                   "clipfrac", "decoded_tokens", "independent_tokens", "computed_tokens",
@@ -1339,6 +1380,7 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
         "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
         "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
+        "nonzero_advantage_fraction": "charts/nonzero_advantage_fraction",
         "decision_tokens": "charts/decision_tokens", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
         "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
         "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",

@@ -61,9 +61,9 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from envs import ReplaySnapshot, make_env
+from envs import ReplaySnapshot, dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply, load_teacher
+from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply, load_teacher, reply_layout
 
 
 @dataclass
@@ -74,6 +74,10 @@ class Args:
     """seed of the RL run (task order, sampling)"""
     env: Literal["webshop", "math", "alfworld", "swe"] = "webshop"
     """environment from `envs/`"""
+    data: str | None = None
+    """the benchmark's real data instead of the env's generated tasks: WebShop's data directory
+    (items_shuffle_1000.json, ...), a GSM8K/MATH-style JSONL file (math), ALFWorld's game directory (json_2.1.1/),
+    a swe task directory (tasks.jsonl, packages/); the train and held-out splits and the warm start use it"""
     model: str = "tiny"
     """`tiny` (SFT-warm-started small Llama, cached under --cache-dir) or a local Hugging Face model dir/name"""
     sft_seed: int = 0
@@ -207,6 +211,9 @@ class Args:
     """agent envs: a fork is placed among its turn's this many best eligible positions"""
     min_fork_gap: int = 4
     """math: least distance in tokens between two forks"""
+    math_aware_eligibility: bool = True
+    """math: fork only before the final answer's `\\boxed{` and not at the last 2 tokens; --no-math-aware-eligibility:
+    any token but EOS (the paper's Table 6 ablation)"""
     signal_clip: float = 5.0
     """c: the per-token signal log pT - log pS is clipped to [-c, c]"""
     pbr: bool = True
@@ -561,6 +568,7 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
 
 WEBSHOP_ACTION = re.compile(r"^\s*(search|click)\s*\[[^\[\]]*\]")
 BOXED = re.compile(r"\\boxed\{[^{}]*\}")
+THINK_TAG = re.compile(r"</?think>")
 
 
 def protocol_events(env_name: str, tokenizer, prefix_ids: list[int], action_ids: list[int], admissible: list[str],
@@ -568,8 +576,9 @@ def protocol_events(env_name: str, tokenizer, prefix_ids: list[int], action_ids:
     """Section 4.4: where a sampled action breaks the reply protocol, as (position in action_ids, token set S,
     positive). After a complete action (WebShop `search[...]`/`click[...]`, an ALFWorld admissible command,
     math's `\\boxed{N}`; chat profile: the closing `</action>`) the next token should be EOS (positive:
-    S = {EOS}); an observation tag such as
-    `[SEP]` inside an action should not be there (negative); an action that runs into the token cap should
+    S = {EOS}); an observation tag such as `[SEP]` inside an action should not be there (negative); chat profile:
+    an excess `</think>`, one with no open `<think>` before it, should not be there either (negative, S = the
+    token it starts with; appendix B.5's excess leading markers); an action that runs into the token cap should
     have stopped (positive EOS at its last token)."""
     eos, ids = tokenizer.eos_token_id, prefix_ids + action_ids
     events, complete = [], False
@@ -589,6 +598,16 @@ def protocol_events(env_name: str, tokenizer, prefix_ids: list[int], action_ids:
             break
     tags = tag_token_ids(tokenizer)
     events += [(position, tags, False) for position, token in enumerate(action_ids) if token in tags]
+    if profile == "chat" and env_name != "math":
+        text, open_thoughts = tokenizer.decode(ids, skip_special_tokens=True), 0
+        ends = [len(tokenizer.decode(ids[:i + 1], skip_special_tokens=True)) for i in range(len(ids))]
+        for tag in THINK_TAG.finditer(text):
+            if tag.group() == "<think>" or open_thoughts:
+                open_thoughts += 1 if tag.group() == "<think>" else -1
+                continue
+            token = next(i for i, end in enumerate(ends) if end > tag.start())  # where the excess `</think>` starts
+            if token >= len(prefix_ids):
+                events.append((token - len(prefix_ids), (ids[token],), False))
     if not complete and action_ids and action_ids[-1] != eos and len(action_ids) >= max_new_tokens:
         events.append((len(action_ids) - 1, (eos,), True))
     return events
@@ -636,16 +655,18 @@ def rank01(values: list[float]) -> np.ndarray:
 def select_forks(episode: Episode, decisions: list[Decision], entropy, mask, tokenizer, args: Args,
                  rng: random.Random) -> list[tuple[int, int]]:
     """Section 4.1: fork points (turn, position in that turn's action) of a main trajectory. Eligible tokens:
-    not EOS; math: before the final answer's `\\boxed{`, not among the last 2 tokens, --min-fork-gap apart.
+    not EOS, not a protocol tag's (chat profile: `<think>`, `</action>`, ...); math (--math-aware-eligibility):
+    before the final answer's `\\boxed{`, not among the last 2 tokens; math: --min-fork-gap apart.
     Score = alpha rank(H_t) + (1 - alpha) rank(D_t): H_t the student's entropy at t, D_t the mean
     teacher-student disagreement (k3) over the next --window generated tokens. Math: the B best positions;
     agent envs: the B turns with the best eligible token, each fork at one of its turn's --turn-top best."""
-    tokens = []  # (turn, position, entropy, disagreement) of every generated token
+    tokens = []  # (turn, position, entropy, disagreement, token, protocol) of every generated token
     for turn, index in enumerate(episode.decisions):
         d = decisions[index]
+        protocol = reply_layout(tokenizer, d.action_ids, args.env, args.prompt_profile)[2]
         for position, (h, ls, lt) in enumerate(zip(entropy[index][mask[index]].tolist(), d.logprobs,
                                                    d.teacher_logprobs)):
-            tokens.append((turn, position, h, k3(ls, lt), d.action_ids[position]))
+            tokens.append((turn, position, h, k3(ls, lt), d.action_ids[position], protocol[position]))
     sums = np.concatenate([[0.0], np.cumsum([t[3] for t in tokens])])
     window = [(sums[min(len(tokens), i + args.window)] - sums[i]) / (min(len(tokens), i + args.window) - i)
               for i in range(len(tokens))]
@@ -654,8 +675,9 @@ def select_forks(episode: Episode, decisions: list[Decision], entropy, mask, tok
         action = decisions[episode.decisions[0]].action_ids
         answer_start = next((i for i in range(len(action)) if "\\boxed" in (text := tokenizer.decode(
             action[:i + 1], skip_special_tokens=True)) or text.rstrip().endswith("\\")), len(tokens))
-    eligible = [i for i, t in enumerate(tokens) if t[4] != tokenizer.eos_token_id
-                and (args.env != "math" or (i < answer_start and i < len(tokens) - 2))]
+    math_aware = args.env == "math" and args.math_aware_eligibility
+    eligible = [i for i, t in enumerate(tokens) if t[4] != tokenizer.eos_token_id and not t[5]
+                and (not math_aware or (i < answer_start and i < len(tokens) - 2))]
     if not eligible:
         return []
     alpha = {"entropy": 1.0, "disagreement": 0.0}.get(args.fork_selection, args.alpha)
@@ -1173,9 +1195,10 @@ def main(args: Args) -> str:
     if os.path.exists(policy_json):
         with open(policy_json) as f:
             model_name = json.load(f)["model_dir"]
+    env_kwargs = dataset_kwargs(args.env, args.data, ("train", *args.eval_splits))  # --data: checked here
     model, tokenizer, model_dir, prompt = load_policy(
-        model_name, args.env, {}, args.cache_dir, args.sft_seed, steps=args.sft_steps, episodes=args.sft_episodes,
-        mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
+        model_name, args.env, env_kwargs, args.cache_dir, args.sft_seed, steps=args.sft_steps,
+        episodes=args.sft_episodes, mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
         include_admissible=args.include_admissible, recent_actions=args.recent_actions)
     args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
     args.recent_actions = prompt["recent_actions"]
@@ -1185,7 +1208,7 @@ def main(args: Args) -> str:
         with open(policy_json, "w") as f:
             json.dump({"model_dir": model_dir}, f)
     teacher, teacher_dir = load_teacher(args.teacher, args.env, tokenizer, prompt, args.cache_dir, args.sft_seed,
-                                        steps=args.sft_steps, episodes=args.sft_episodes)
+                                        env_kwargs, steps=args.sft_steps, episodes=args.sft_episodes)
     if rank == 0 and world_size > 1:
         dist.barrier()
     model.to(f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu")
@@ -1222,12 +1245,12 @@ def main(args: Args) -> str:
     learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / max(1, args.warmup_steps)) * 0.5 * (
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
     group_size = args.num_generations if args.mode == "multi_rollout" else 1
-    train_envs = [make_env(args.env, split="train") for _ in range(args.tasks_per_step * group_size)]
+    train_envs = [make_env(args.env, split="train", **env_kwargs) for _ in range(args.tasks_per_step * group_size)]
     fork_rng = random.Random(args.seed)
     eval_envs = {}  # split -> one env per held-out task
     for split in args.eval_splits:
-        eval_envs[split] = [make_env(args.env, split=split) for _ in range(min(args.eval_tasks, make_env(
-            args.env, split=split).num_tasks))]
+        eval_envs[split] = [make_env(args.env, split=split, **env_kwargs) for _ in range(min(
+            args.eval_tasks, make_env(args.env, split=split, **env_kwargs).num_tasks))]
     task_rng = random.Random(args.seed)
     grad_norm_window = deque(maxlen=50)  # minibatch gradient norms of the last 50 minibatches
     start_step, rows = 0, []
@@ -1416,10 +1439,10 @@ def main(args: Args) -> str:
         # TRY NOT TO MODIFY: logging (the comparison diagnostics are defined the same way in every script)
         fresh = [e for e in episodes if e.branch_point is None]  # episodes from the task's initial state
         token_advantages = [a for d in decisions for a in d.advantages]
-        tree_has_signal = {}
+        largest_advantage = {}  # task -> the largest |advantage| of its tokens
         for e in episodes:
-            tree_has_signal[e.tree] = tree_has_signal.get(e.tree, False) or any(
-                any(decisions[d].advantages) for d in e.decisions)
+            largest_advantage[e.tree] = max([largest_advantage.get(e.tree, 0.0)] + [
+                abs(a) for d in e.decisions for a in decisions[d].advantages])
         row = {"step": step + 1,
                "train_success": float(np.mean([e.won for e in fresh])),
                "train_reward": float(np.mean([e.reward for e in fresh])),
@@ -1432,7 +1455,8 @@ def main(args: Args) -> str:
                "grad_norm": float(np.mean(grad_norms)) if grad_norms else 0.0,
                "advantage_variance": float(np.var(token_advantages)),
                "grad_norm_variance": float(np.var(grad_norm_window)) if grad_norm_window else 0.0,
-               "nondegenerate_fraction": float(np.mean(list(tree_has_signal.values()))),
+               "nondegenerate_fraction": float(np.mean([a > 0.1 for a in largest_advantage.values()])),  # BPO paper's
+               "nonzero_advantage_fraction": float(np.mean([a > 0 for a in largest_advantage.values()])),
                "decision_tokens": sum(len(d.action_ids) for d in decisions),
                "rollout_tokens_per_second": sum(len(d.action_ids) for d in decisions) / rollout_time,
                "step_seconds": time.time() - step_start}
@@ -1496,6 +1520,7 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
         "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
         "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
+        "nonzero_advantage_fraction": "charts/nonzero_advantage_fraction",
         "decision_tokens": "charts/decision_tokens", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
         "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
         "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",

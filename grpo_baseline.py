@@ -53,7 +53,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from envs import make_env
+from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
 from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply
 
@@ -66,6 +66,10 @@ class Args:
     """seed of the RL run (task order, sampling)"""
     env: Literal["webshop", "math", "alfworld", "swe"] = "webshop"
     """environment from `envs/`"""
+    data: str | None = None
+    """the benchmark's real data instead of the env's generated tasks: WebShop's data directory
+    (items_shuffle_1000.json, ...), a GSM8K/MATH-style JSONL file (math), ALFWorld's game directory (json_2.1.1/),
+    a swe task directory (tasks.jsonl, packages/); the train and held-out splits and the warm start use it"""
     model: str = "tiny"
     """`tiny` (SFT-warm-started small Llama, cached under --cache-dir) or a local Hugging Face model dir/name"""
     sft_seed: int = 0
@@ -905,9 +909,10 @@ def main(args: Args) -> str:
     if os.path.exists(policy_json):
         with open(policy_json) as f:
             model_name = json.load(f)["model_dir"]
+    env_kwargs = dataset_kwargs(args.env, args.data, ("train", *args.eval_splits))  # --data: checked here
     model, tokenizer, model_dir, prompt = load_policy(
-        model_name, args.env, {}, args.cache_dir, args.sft_seed, steps=args.sft_steps, episodes=args.sft_episodes,
-        mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
+        model_name, args.env, env_kwargs, args.cache_dir, args.sft_seed, steps=args.sft_steps,
+        episodes=args.sft_episodes, mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
         include_admissible=args.include_admissible, recent_actions=args.recent_actions)
     args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
     args.recent_actions = prompt["recent_actions"]
@@ -946,11 +951,11 @@ def main(args: Args) -> str:
     learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / max(1, args.warmup_steps)) * 0.5 * (
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
     group_size = args.num_generations
-    train_envs = [make_env(args.env, split="train") for _ in range(args.tasks_per_step * group_size)]
+    train_envs = [make_env(args.env, split="train", **env_kwargs) for _ in range(args.tasks_per_step * group_size)]
     eval_envs = {}  # split -> one env per held-out task
     for split in args.eval_splits:
-        eval_envs[split] = [make_env(args.env, split=split) for _ in range(min(args.eval_tasks, make_env(
-            args.env, split=split).num_tasks))]
+        eval_envs[split] = [make_env(args.env, split=split, **env_kwargs) for _ in range(min(
+            args.eval_tasks, make_env(args.env, split=split, **env_kwargs).num_tasks))]
     task_rng = random.Random(args.seed)
     grad_norm_window = deque(maxlen=50)  # minibatch gradient norms of the last 50 minibatches
     start_step, rows = 0, []
@@ -1098,10 +1103,10 @@ def main(args: Args) -> str:
         # TRY NOT TO MODIFY: logging (the comparison diagnostics are defined the same way in every script)
         fresh = [e for e in episodes if e.branch_point is None]  # episodes from the task's initial state
         token_advantages = [a for d in decisions for a in d.advantages]
-        tree_has_signal = {}
+        largest_advantage = {}  # task -> the largest |advantage| of its tokens
         for e in episodes:
-            tree_has_signal[e.tree] = tree_has_signal.get(e.tree, False) or any(
-                any(decisions[d].advantages) for d in e.decisions)
+            largest_advantage[e.tree] = max([largest_advantage.get(e.tree, 0.0)] + [
+                abs(a) for d in e.decisions for a in decisions[d].advantages])
         row = {"step": step + 1,
                "train_success": float(np.mean([e.won for e in fresh])),
                "train_reward": float(np.mean([e.reward for e in fresh])),
@@ -1114,7 +1119,8 @@ def main(args: Args) -> str:
                "grad_norm": float(np.mean(grad_norms)) if grad_norms else 0.0,
                "advantage_variance": float(np.var(token_advantages)),
                "grad_norm_variance": float(np.var(grad_norm_window)) if grad_norm_window else 0.0,
-               "nondegenerate_fraction": float(np.mean(list(tree_has_signal.values()))),
+               "nondegenerate_fraction": float(np.mean([a > 0.1 for a in largest_advantage.values()])),  # BPO paper's
+               "nonzero_advantage_fraction": float(np.mean([a > 0 for a in largest_advantage.values()])),
                "decision_tokens": sum(len(d.action_ids) for d in decisions),
                "rollout_tokens_per_second": sum(len(d.action_ids) for d in decisions) / rollout_time,
                "step_seconds": time.time() - step_start}
@@ -1172,6 +1178,7 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
         "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
         "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
+        "nonzero_advantage_fraction": "charts/nonzero_advantage_fraction",
         "decision_tokens": "charts/decision_tokens", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
         "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
         "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",

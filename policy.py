@@ -130,6 +130,42 @@ def parse_reply(reply: str, env_name: str, profile: str) -> tuple[str, bool]:
     return (found[-1].strip(), True) if found else (reply.strip(), False)
 
 
+PROTOCOL_TAG = re.compile(r"</?(?:think|action)>")
+
+
+def reply_layout(tokenizer, reply_ids: list[int], env_name: str, profile: str) -> tuple[int, int, list[bool]]:
+    """Where the action sits in a sampled reply: (first, end) token indices of the action and, per token, whether
+    it lies wholly inside a protocol tag (`<think>`, `</think>`, `<action>`, `</action>`) or is EOS. The tiny
+    profile and math: the whole reply is the action, no protocol tokens. Chat profile: the tokens inside the last
+    `<action>...</action>` (a token that straddles a tag and the action counts as the action's); without a closed
+    one, from an opening `<action>`, else from the last `</think>`, else from the first token that is not
+    protocol, to the end. Token boundaries come from decoding growing prefixes."""
+    eos = tokenizer.eos_token_id
+    if profile == "tiny" or env_name == "math":
+        return 0, len(reply_ids), [token == eos for token in reply_ids]
+    ends = [len(tokenizer.decode(reply_ids[:i + 1], skip_special_tokens=True)) for i in range(len(reply_ids))]
+    starts = [0] + ends[:-1]
+    text = tokenizer.decode(reply_ids, skip_special_tokens=True)
+    tags = [m.span() for m in PROTOCOL_TAG.finditer(text)]
+    protocol = [token == eos or (s < e and any(a <= s and e <= b for a, b in tags))
+                for token, s, e in zip(reply_ids, starts, ends)]
+    closed = list(ACTION_TAG.finditer(text))
+    if closed:
+        begin, finish = closed[-1].span(1)
+    else:
+        opening = text.rfind("<action>")
+        thought = text.rfind("</think>")
+        begin = opening + len("<action>") if opening >= 0 else thought + len("</think>") if thought >= 0 else 0
+        finish = len(text)
+    content = [i for i, (s, e) in enumerate(zip(starts, ends)) if e > begin and s < finish and not protocol[i]
+               and text[max(s, begin):min(e, finish)].strip()]
+    if not content:  # an empty action: its first token after the tag, if any
+        later = [i for i, s in enumerate(starts) if s >= begin and not protocol[i]]
+        first = later[0] if later else len(reply_ids)
+        return first, first, protocol
+    return content[0], content[-1] + 1, protocol
+
+
 # Constrained actions (`--constrain-actions`, tiny profile): the policy samples only admissible actions. The
 # sampler masks every token that does not continue one of them (a prefix walk over their token ids), and the
 # loss scores the sampled tokens under the same masked distribution, so the PPO ratio compares like with like.
@@ -445,17 +481,17 @@ TEACHER_DEFAULTS = {env: dict(mistake_prob=0.0) for env in WARM_START_DEFAULTS}
 
 
 def load_teacher(teacher: str | None, env_name: str, student_tokenizer, prompt: dict, cache_dir: str = "cache",
-                 sft_seed: int = 0, **warm_start_overrides):
+                 sft_seed: int = 0, env_kwargs: dict | None = None, **warm_start_overrides):
     """(model, model_dir) of a distillation teacher: `teacher` (any local HF causal LM) or, for None, the cached
     tiny teacher (`TEACHER_DEFAULTS`, with the student's `warm_start_overrides` such as its SFT steps) trained
-    on the student's prompt settings `prompt`. A teacher whose vocabulary or EOS differs from the student's is
-    refused: its log-probs would score other tokens."""
+    on the student's prompt settings `prompt` and env data `env_kwargs` (`--data`). A teacher whose vocabulary or EOS
+    differs from the student's is refused: its log-probs would score other tokens."""
     if teacher is None:
         overrides = {k: v for k, v in warm_start_overrides.items() if v is not None}
-        model, tokenizer, model_dir, _ = load_policy("tiny", env_name, {}, cache_dir, sft_seed,
+        model, tokenizer, model_dir, _ = load_policy("tiny", env_name, env_kwargs or {}, cache_dir, sft_seed,
                                                      **{**overrides, **TEACHER_DEFAULTS.get(env_name, {}), **prompt})
     else:
-        model, tokenizer, model_dir, _ = load_policy(teacher, env_name, {}, cache_dir, sft_seed, **prompt)
+        model, tokenizer, model_dir, _ = load_policy(teacher, env_name, env_kwargs or {}, cache_dir, sft_seed, **prompt)
     same_eos = tokenizer.eos_token_id == student_tokenizer.eos_token_id
     if tokenizer.get_vocab() != student_tokenizer.get_vocab() or not same_eos:
         raise SystemExit(f"teacher {model_dir} has another vocabulary than the student ({len(tokenizer)} vs "

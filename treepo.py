@@ -61,7 +61,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from envs import make_env
+from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
 from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply
 
@@ -74,6 +74,10 @@ class Args:
     """seed of the RL run (task order, sampling)"""
     env: Literal["webshop", "math", "alfworld", "swe"] = "webshop"
     """environment from `envs/`"""
+    data: str | None = None
+    """the benchmark's real data instead of the env's generated tasks: WebShop's data directory
+    (items_shuffle_1000.json, ...), a GSM8K/MATH-style JSONL file (math), ALFWorld's game directory (json_2.1.1/),
+    a swe task directory (tasks.jsonl, packages/); the train and held-out splits and the warm start use it"""
     model: str = "tiny"
     """`tiny` (SFT-warm-started small Llama, cached under --cache-dir) or a local Hugging Face model dir/name"""
     sft_seed: int = 0
@@ -195,18 +199,30 @@ class Args:
     """d: most segments per path (default per env: math 9 x 7 tokens; turns on agent envs)"""
     first_step_divergence: int = 2
     """paths the prompt forks into at the first segment"""
-    branch_allocation: Literal["fixed_avg", "uniform", "high_prob", "low_prob"] = "fixed_avg"
-    """how a depth's budget is split over the active paths: evenly (official default), or, beyond one child each,
-    drawn uniformly, or favouring high- or low-probability paths (the paper's negative result)"""
-    allocation_temperature: float = 1.0
-    """temperature of the softmax over path mean log-probs for high_prob / low_prob"""
+    branch_allocation: Literal["fixed_avg", "random", "high_prob", "low_prob", "uniform"] = "fixed_avg"
+    """how a depth's budget is split over the active paths: `fixed_avg` evenly (the paper's uniform allocation,
+    the official code's `fixed_avg`, its default); `random`: one child each, the rest drawn at random (a control);
+    `high_prob` / `low_prob`: the paper's section 4.4, max(1, round(p_k x budget)) children with p_k the softmax of
+    the last segment's log-prob (negated for low_prob) at --allocation-temperature. `uniform` is refused: it was
+    this script's name for `random`, against the paper's meaning"""
+    allocation_temperature: float = 2.0
+    """T of the softmax over the last segments' log-probs (high_prob / low_prob; the paper's static 2.0)"""
+    allocation_temperature_end: float | None = None
+    """anneal T linearly from --allocation-temperature at the first step to this at the last (the paper's scheduled
+    variant: 5 -> 1); None: constant"""
     fallback: bool = True
-    """depth-first fallback: a task with no active path and fewer than w leaves restarts from a random segment
-    boundary of a finished leaf"""
+    """depth-first fallback: a task with no active path and fewer than w leaves restarts from a segment boundary
+    of a finished leaf (--fallback-cut)"""
+    fallback_cut: Literal["random", "last"] = "random"
+    """where a fallback restarts in its leaf: a random segment boundary (official code, `random`) or the boundary
+    before the leaf's last segment (the paper: it "goes back to the segment before termination")"""
     repetition_window: int = 32
-    """early stop: a window of this many characters of the path seen --repetition-count times"""
+    """early stop: a window of this many characters seen --repetition-count times (math)"""
     repetition_count: int = 8
     """see --repetition-window"""
+    repetition_scope: Literal["segment", "path"] = "segment"
+    """where the repetition stop looks: the new segment's text (the paper and official code) or the whole path so
+    far. A segment shorter than window x count characters (math's 7 tokens) never repeats: `path` checks it"""
     advantage: Literal["tree", "flat"] = "tree"
     """`tree`: subgroup advantage over depths (official code); `flat`: GRPO's group advantage on the tree's leaves"""
     tree_advantage: Literal["average", "group_size"] = "average"
@@ -247,7 +263,8 @@ POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperatur
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
                   "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks",
                   "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization", "max_depth",
-                  "first_step_divergence", "allocation_temperature", "repetition_window", "repetition_count",
+                  "first_step_divergence", "allocation_temperature", "allocation_temperature_end",
+                  "repetition_window", "repetition_count",
                   "max_sampling_rounds")
 NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob", "segment_length", "overlong_buffer",
@@ -289,6 +306,9 @@ def apply_env_defaults(args: Args) -> Args:
                          f"got {args.num_generations}")
     if args.env == "math" and not args.segment_length:
         raise SystemExit("--segment-length must be > 0 on math (a segment is a number of tokens)")
+    if args.branch_allocation == "uniform":
+        raise SystemExit("--branch-allocation uniform is now `random` (one child per path, the rest drawn at random); "
+                         "the paper's uniform allocation, an even split, is `fixed_avg` (the default)")
     return args
 
 
@@ -694,31 +714,49 @@ class Path:
     malformed_replies: int = 0
     boundaries: list[tuple] = field(default_factory=list)  # agent envs: (snapshot, Path fields) before each turn
     seed: int | None = None  # --task-seeds: the seed of its next segment, derived from its tree's seed and path
+    segment_logprob: float = 0.0  # the sum of its last segment's token log-probs (high_prob / low_prob allocation)
 
 
-def children_per_path(paths: list[Path], leaves: int, finished_now: int, args: Args, rng: random.Random) -> list[int]:
-    """Budget transfer (official rollout worker): this depth's total = min(max(w - leaves, 0),
-    finished_now * div + div * active), at least one child per active path. `fixed_avg` splits it evenly
-    (remainder to the last path); the paper's allocations give each path one child and draw the rest
-    uniformly or by a softmax of the paths' mean log-probs (`high_prob`) or of their negation (`low_prob`)."""
+def children_per_path(paths: list[Path], leaves: int, finished_now: int, args: Args, rng: random.Random,
+                      temperature: float = 2.0) -> list[int]:
+    """Budget transfer (official rollout worker): this depth's budget = min(max(w - leaves, 0),
+    finished_now * div + div * active), at least one child per active path (with nothing finished it is the
+    binary tree's 2^d). `fixed_avg` splits it evenly (remainder to the last path); `random` gives each path one
+    child and draws the rest at random; `high_prob` / `low_prob` (paper section 4.4): p_k = softmax(logprob_k / T)
+    over the paths' last-segment log-probs (negated for low_prob), max(1, round(p_k x budget)) children each,
+    trimmed from the largest while the tree would pass its width w."""
     n, div = len(paths), args.first_step_divergence
     if args.sampling == "independent":
         return [1] * n
     total = max(n, min(max(args.num_generations - leaves, 0), finished_now * div + div * n))
     if args.branch_allocation == "fixed_avg":
         return [total // n] * (n - 1) + [total - (total // n) * (n - 1)]
-    scores = np.array([np.mean(p.logprobs) if p.logprobs else 0.0 for p in paths]) / args.allocation_temperature
-    scores = {"uniform": 0 * scores, "high_prob": scores, "low_prob": -scores}[args.branch_allocation]
-    weights = np.exp(scores - scores.max())
-    counts = [1] * n
-    for i in rng.choices(range(n), weights=weights.tolist(), k=total - n):
-        counts[i] += 1
+    if args.branch_allocation == "random":
+        counts = [1] * n
+        for i in rng.choices(range(n), k=total - n):
+            counts[i] += 1
+        return counts
+    if args.branch_allocation not in ("high_prob", "low_prob"):
+        raise ValueError(f"unknown --branch-allocation {args.branch_allocation!r}")
+    scores = np.array([p.segment_logprob for p in paths]) / temperature
+    scores = scores if args.branch_allocation == "high_prob" else -scores
+    shares = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
+    counts = [max(1, math.floor(p * total + 0.5)) for p in shares]  # round half up
+    while sum(counts) > max(n, args.num_generations - leaves):  # the width w caps the tree
+        counts[max(range(n), key=lambda i: (counts[i], -i))] -= 1
     return counts
 
 
+def allocation_temperature(args: Args, step: int) -> float:
+    """T of the probability-based allocations at `step`: constant, or annealed linearly over the run."""
+    if args.allocation_temperature_end is None:
+        return args.allocation_temperature
+    progress = step / max(1, args.total_steps - 1)
+    return args.allocation_temperature + progress * (args.allocation_temperature_end - args.allocation_temperature)
+
+
 def repeats(text: str, window: int, count: int) -> bool:
-    """Early stop on repetition: some `window`-character substring of the path occurs `count` times or more
-    (the whole path, not only its last segment: segments are shorter than the window)."""
+    """Early stop on repetition: some `window`-character substring of `text` occurs `count` times or more."""
     seen: dict[str, int] = {}
     for i in range(len(text) - window + 1):
         seen[text[i:i + window]] = seen.get(text[i:i + window], 0) + 1
@@ -727,14 +765,15 @@ def repeats(text: str, window: int, count: int) -> bool:
     return False
 
 
-def math_stop(path: Path, tokenizer, args: Args) -> str:
-    """Why a math path ends after its latest segment ("" while it goes on)."""
+def math_stop(path: Path, segment_ids: list[int], tokenizer, args: Args) -> str:
+    """Why a math path ends after its latest segment `segment_ids` ("" while it goes on)."""
     if path.action_ids and path.action_ids[-1] == tokenizer.eos_token_id:
         return "eos"
     text = tokenizer.decode(path.action_ids, skip_special_tokens=True)
     if BOXED.search(text):
         return "boxed"
-    if repeats(text, args.repetition_window, args.repetition_count):
+    looked_at = text if args.repetition_scope == "path" else tokenizer.decode(segment_ids, skip_special_tokens=True)
+    if repeats(looked_at, args.repetition_window, args.repetition_count):  # the official code: the new segment
         return "repetition"
     if len(path.action_ids) >= args.max_new_tokens:
         return "length"
@@ -745,7 +784,7 @@ BOXED = re.compile(r"\\boxed\{[^{}]*\}")
 
 
 def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: random.Random,
-               seeds: list[int] | None = None):
+               seeds: list[int] | None = None, temperature: float = 2.0):
     """TreePO's tree sampler (paper Algorithm 1, official rollout worker): depth by depth, one batched sampler
     call extends every active path by one segment (math: `segment_length` tokens; agent envs: one turn).
     The prompt forks into `first_step_divergence` paths; after each depth, finished paths become leaves and
@@ -755,7 +794,7 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
     from the prompt). Returns (decisions, episodes, stats): one episode per leaf, with its tree index. With
     `seeds` (one per task: --task-seeds, torchrun) a tree draws its budget shares and fallbacks from its own
     generator and each path samples from a seed derived from its tree's and its place in the tree, so a tree
-    does not depend on the other trees of the batch."""
+    does not depend on the other trees of the batch. `temperature`: the probability-based allocations' T."""
     starts = reset_starts(envs, task_ids)
     tree_rngs = [rng] * len(task_ids) if seeds is None else [random.Random(s) for s in seeds]
     turns = not args.segment_length  # agent envs: a segment is one turn
@@ -813,6 +852,7 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
             results = step_all([child.start.env for child in children], actions, args.env_workers)
         for j, (child, (ids, logprobs)) in enumerate(zip(children, segments)):
             stats["decoded_tokens"] += len(ids)
+            child.segment_logprob = float(sum(logprobs))
             if turns:
                 action = actions[j]
                 allowed = None if choices is None else [allowed_next(choices[j], ids[:t], tokenizer.eos_token_id)
@@ -834,14 +874,14 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                 child.action_ids += ids
                 child.logprobs += logprobs
                 child.row = j
-                child.stop = math_stop(child, tokenizer, args)
+                child.stop = math_stop(child, ids, tokenizer, args)
             (leaves[child.tree] if child.stop else active[child.tree]).append(child)
             finished_now[child.tree] += bool(child.stop)
         parents = []
         for tree in range(len(task_ids)):
             if active[tree]:
                 counts = children_per_path(active[tree], len(leaves[tree]), finished_now[tree], args,
-                                           tree_rngs[tree])
+                                           tree_rngs[tree], temperature)
                 parents += list(zip(active[tree], counts))
             elif (args.fallback and args.sampling == "tree" and len(leaves[tree]) < args.num_generations
                   and fallbacks[tree] < args.num_generations):
@@ -895,7 +935,8 @@ def sample_batch(envs, task_rng: random.Random, sampler, tokenizer, args: Args, 
         seeds = [task_seed(args.seed, step, sampling_round * args.tasks_per_step + j) for j in mine] \
             if args.task_seeds else None
         new_decisions, new_episodes, stats = grow_trees(envs[:len(mine)], [new_tasks[j] for j in mine], sampler,
-                                                        tokenizer, args, rng, seeds)
+                                                        tokenizer, args, rng, seeds,
+                                                        allocation_temperature(args, step))
         totals["sampling_rounds"] += 1
         for key, value in stats.items():
             totals[key] = totals.get(key, 0) + value
@@ -943,11 +984,13 @@ def deal(task_ids: list[int], decisions: list[Decision], episodes: list[Episode]
 
 
 def fallback_path(tree_leaves: list[Path], args: Args, rng: random.Random, turns: bool) -> Path:
-    """Depth-first fallback: cut a leaf that ended by EOS, a boxed answer or the env's end at a random segment
-    boundary (0: the prompt) and grow again from there; with no such leaf, from the prompt."""
+    """Depth-first fallback: cut a leaf that ended by EOS, a boxed answer or the env's end at a segment boundary
+    (0: the prompt), a random one or the one before its last segment (--fallback-cut), and grow again from there;
+    with no such leaf, from the prompt."""
     candidates = [leaf for leaf in tree_leaves if leaf.stop in ("eos", "boxed", "done")]
     leaf = rng.choice(candidates or tree_leaves)  # every task has a leaf here: its paths all ended
-    cut = rng.randrange(len(leaf.node_ids)) if candidates else 0
+    cut = 0 if not candidates else len(leaf.node_ids) - 1 if args.fallback_cut == "last" else rng.randrange(
+        len(leaf.node_ids))
     path = Path(leaf.tree, leaf.node_ids[:cut])
     if turns:  # the env restored to the state before the leaf's turn `cut`
         (snapshot, obs, info, history, num_decisions, path.reward, path.won, path.invalid_actions,
@@ -984,22 +1027,28 @@ def depth_advantages(rewards: list[float], node_ids: list[list[int]], drop_zero_
     return per_leaf
 
 
-def tree_advantages(rewards: list[float], node_ids: list[list[int]], args: Args) -> list[float]:
-    """One task's leaf advantages before batch whitening. `tree`: the official code's aggregation of
-    `depth_advantages`, their mean (`average`) or their |G_d|-weighted mean (`group_size`, Eq. 6); with
-    `--normalize paper_depth_std` divided by their std over depths as Eq. 5 prints it (skipped where that std
-    is under 0.01, where it explodes). `flat`: GRPO's group advantage, (R - mean) / (std + 1e-4)."""
+def tree_advantages(rewards: list[float], node_ids: list[list[int]], args: Args) -> tuple[list[float], int]:
+    """One task's leaf advantages before batch whitening, and how many leaves skipped Eq. 5's division. `tree`:
+    the official code's aggregation of `depth_advantages`, their mean (`average`) or their |G_d|-weighted mean
+    (`group_size`, Eq. 6); with `--normalize paper_depth_std` divided by their std over the non-root depths, as
+    Eq. 5 prints it (std over the J-1 depths below the root; skipped, and counted, where fewer than two such
+    depths exist or that std is under 0.01, where it explodes). `flat`: GRPO's group advantage,
+    (R - mean) / (std + 1e-4)."""
     if args.advantage == "flat":
         r = torch.tensor(rewards, dtype=torch.float)
-        return ((r - r.mean()) / (r.std() + 1e-4 if len(rewards) > 1 else 1.0)).tolist()
-    advantages = []
+        return ((r - r.mean()) / (r.std() + 1e-4 if len(rewards) > 1 else 1.0)).tolist(), 0
+    advantages, skipped = [], 0
     for per_depth in depth_advantages(rewards, node_ids, args.drop_zero_std_subgroups):
         values, sizes = np.array([a for a, _ in per_depth]), np.array([n for _, n in per_depth], dtype=float)
         a = float(values.mean() if args.tree_advantage == "average" else (values * sizes).sum() / sizes.sum())
-        if args.normalize == "paper_depth_std" and len(values) > 1 and values.std() >= 0.01:
-            a /= float(values.std())
+        if args.normalize == "paper_depth_std":  # per_depth[0] is the root group
+            below_root = values[1:]
+            if len(below_root) > 1 and below_root.std() >= 0.01:
+                a /= float(below_root.std())
+            else:
+                skipped += 1
         advantages.append(a)
-    return advantages
+    return advantages, skipped
 
 
 def overlong_penalty(length: int, max_length: int, buffer: int, penalty: float) -> float:
@@ -1009,19 +1058,23 @@ def overlong_penalty(length: int, max_length: int, buffer: int, penalty: float) 
     return -penalty * min(1.0, (length - (max_length - buffer)) / buffer)
 
 
-def assign_advantages(decisions: list[Decision], episodes: list[Episode], args: Args) -> None:
+def assign_advantages(decisions: list[Decision], episodes: list[Episode], args: Args) -> int:
     """Tree (or flat) advantage per leaf, task by task, then whitened over every action token of the batch
-    (each leaf weighted by its length, official code); the leaf's value goes on every token it generated."""
+    (each leaf weighted by its length; the unbiased variance, as the official code's `masked_whiten`); the leaf's
+    value goes on every token it generated. Returns the number of leaves that skipped Eq. 5's division."""
     by_tree: dict[int, list[Episode]] = {}
     for e in episodes:
         by_tree.setdefault(e.tree, []).append(e)
-    leaf_advantage = {}
+    leaf_advantage, skipped = {}, 0
     for tree_episodes in by_tree.values():
-        values = tree_advantages([e.reward for e in tree_episodes], [e.node_ids for e in tree_episodes], args)
+        values, tree_skipped = tree_advantages([e.reward for e in tree_episodes],
+                                               [e.node_ids for e in tree_episodes], args)
         leaf_advantage.update({id(e): a for e, a in zip(tree_episodes, values)})
+        skipped += tree_skipped
     tokens = np.array([leaf_advantage[id(e)] for e in episodes for d in e.decisions
                        for _ in decisions[d].action_ids])
-    mean, scale = (tokens.mean(), np.sqrt(tokens.var() + 1e-8)) if args.normalize == "batch_whiten" else (0.0, 1.0)
+    variance = tokens.var(ddof=1) if len(tokens) > 1 else 0.0
+    mean, scale = (tokens.mean(), np.sqrt(variance + 1e-8)) if args.normalize == "batch_whiten" else (0.0, 1.0)
     for e in episodes:
         for d in e.decisions:
             decisions[d].advantages = [float((leaf_advantage[id(e)] - mean) / scale)] * len(decisions[d].action_ids)
@@ -1392,9 +1445,10 @@ def main(args: Args) -> str:
     if os.path.exists(policy_json):
         with open(policy_json) as f:
             model_name = json.load(f)["model_dir"]
+    env_kwargs = dataset_kwargs(args.env, args.data, ("train", *args.eval_splits))  # --data: checked here
     model, tokenizer, model_dir, prompt = load_policy(
-        model_name, args.env, {}, args.cache_dir, args.sft_seed, steps=args.sft_steps, episodes=args.sft_episodes,
-        mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
+        model_name, args.env, env_kwargs, args.cache_dir, args.sft_seed, steps=args.sft_steps,
+        episodes=args.sft_episodes, mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
         include_admissible=args.include_admissible, recent_actions=args.recent_actions)
     args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
     args.recent_actions = prompt["recent_actions"]
@@ -1433,12 +1487,12 @@ def main(args: Args) -> str:
     learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / max(1, args.warmup_steps)) * 0.5 * (
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
     group_size = args.num_generations
-    train_envs = [make_env(args.env, split="train") for _ in range(args.tasks_per_step)]  # one root env per tree
+    train_envs = [make_env(args.env, split="train", **env_kwargs) for _ in range(args.tasks_per_step)]  # tree roots
     tree_rng = random.Random(args.seed)
     eval_envs = {}  # split -> one env per held-out task
     for split in args.eval_splits:
-        eval_envs[split] = [make_env(args.env, split=split) for _ in range(min(args.eval_tasks, make_env(
-            args.env, split=split).num_tasks))]
+        eval_envs[split] = [make_env(args.env, split=split, **env_kwargs) for _ in range(min(
+            args.eval_tasks, make_env(args.env, split=split, **env_kwargs).num_tasks))]
     task_rng = random.Random(args.seed)
     grad_norm_window = deque(maxlen=50)  # minibatch gradient norms of the last 50 minibatches
     start_step, rows = 0, []
@@ -1533,7 +1587,7 @@ def main(args: Args) -> str:
         rollout_time = time.time() - step_start
 
         # ALGO LOGIC: 2. advantages: subgroup tree advantage per leaf (official code), whitened over the batch's tokens
-        assign_advantages(decisions, episodes, args)
+        depth_std_skipped = assign_advantages(decisions, episodes, args)
 
         # ALGO LOGIC: the first tasks' trees for trees.jsonl: segments shared by cousins, why each leaf stopped
         if args.tree_log_every and step % args.tree_log_every == 0 and rank == 0:
@@ -1589,10 +1643,10 @@ def main(args: Args) -> str:
         # TRY NOT TO MODIFY: logging (the comparison diagnostics are defined the same way in every script)
         fresh = [e for e in episodes if e.branch_point is None]  # episodes from the task's initial state
         token_advantages = [a for d in decisions for a in d.advantages]
-        tree_has_signal = {}
+        largest_advantage = {}  # task -> the largest |advantage| of its tokens
         for e in episodes:
-            tree_has_signal[e.tree] = tree_has_signal.get(e.tree, False) or any(
-                any(decisions[d].advantages) for d in e.decisions)
+            largest_advantage[e.tree] = max([largest_advantage.get(e.tree, 0.0)] + [
+                abs(a) for d in e.decisions for a in decisions[d].advantages])
         row = {"step": step + 1,
                "train_success": float(np.mean([e.won for e in fresh])),
                "train_reward": float(np.mean([e.reward for e in fresh])),
@@ -1605,7 +1659,8 @@ def main(args: Args) -> str:
                "grad_norm": float(np.mean(grad_norms)) if grad_norms else 0.0,
                "advantage_variance": float(np.var(token_advantages)),
                "grad_norm_variance": float(np.var(grad_norm_window)) if grad_norm_window else 0.0,
-               "nondegenerate_fraction": float(np.mean(list(tree_has_signal.values()))),
+               "nondegenerate_fraction": float(np.mean([a > 0.1 for a in largest_advantage.values()])),  # BPO paper's
+               "nonzero_advantage_fraction": float(np.mean([a > 0 for a in largest_advantage.values()])),
                "decision_tokens": sum(len(d.action_ids) for d in decisions),
                "rollout_tokens_per_second": sum(len(d.action_ids) for d in decisions) / rollout_time,
                "step_seconds": time.time() - step_start}
@@ -1616,7 +1671,7 @@ def main(args: Args) -> str:
                     "token_saving": tree_stats["leaf_tokens"] / max(1, tree_stats["decoded_tokens"]),
                     "computed_tokens": tree_stats["computed_tokens"], "engine_calls": tree_stats["calls"],
                     "fallbacks": tree_stats["fallbacks"], "dropped_tasks": tree_stats["dropped_tasks"],
-                    "sampling_rounds": tree_stats["sampling_rounds"],
+                    "sampling_rounds": tree_stats["sampling_rounds"], "depth_std_skipped": depth_std_skipped,
                     "reward_variance_in_groups": float(np.mean([np.var(r) for r in rewards_by_tree])),
                     **{key: tree_stats[key] / tree_stats["leaves"] for key in tree_stats if key.startswith("stop_")}})
         row = reduce_row(row, world_size, summed=("decisions", "trained_decisions", "decision_tokens",
@@ -1674,6 +1729,7 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
         "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
         "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
+        "nonzero_advantage_fraction": "charts/nonzero_advantage_fraction",
         "decision_tokens": "charts/decision_tokens", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
         "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
         "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 
 from envs.base import DeepCopySnapshot, ReplaySnapshot, TextEnv
 from envs.fidelity import FidelityReport, SnapshotFidelityError, check_snapshot_fidelity
@@ -35,6 +36,36 @@ def env_class(name: str) -> type[TextEnv]:
     return getattr(importlib.import_module(module_name), class_name)
 
 
+# Where each env reads a user's copy of its benchmark's real data (the scripts' `--data PATH`).
+DATA_ARGUMENTS = {"webshop": "data_dir", "math": "data_path", "alfworld": "data_dir", "swe": "data_dir"}
+DATA_FORMATS = {
+    "webshop": "WebShop's data directory (items_shuffle_1000.json, items_ins_v2_1000.json, items_human_ins.json)",
+    "math": "a GSM8K/MATH-style JSONL file, one {\"question\", \"answer\"} object per line",
+    "alfworld": "ALFWorld's game directory (json_2.1.1/ with train, valid_seen, valid_unseen; or one folder of games)",
+    "swe": "a task directory: tasks.jsonl and packages/ (as envs/swe's bundled one)",
+}
+
+
+def dataset_kwargs(name: str, path: str | None, splits: tuple[str, ...] = ("train",), flag: str = "--data") -> dict:
+    """The constructor arguments that point env `name` at the dataset `path` ({} for None), checked now: a missing
+    path, a malformed file or a split without tasks is refused with a message naming `flag` and the file."""
+    if path is None:
+        return {}
+    path = os.path.abspath(os.path.expanduser(path))
+    expected = f"{flag} for --env {name} is {DATA_FORMATS[name]}"
+    if not os.path.exists(path):
+        raise SystemExit(f"{flag} {path}: no such file or directory ({expected})")
+    kwargs = {DATA_ARGUMENTS[name]: path}
+    for split in dict.fromkeys(splits):
+        try:
+            tasks = make_env(name, split=split, **kwargs).num_tasks
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise SystemExit(f"{flag} {path}: cannot be read ({error}); {expected}") from None
+        if tasks == 0:
+            raise SystemExit(f"{flag} {path}: no {split} tasks in it; {expected}")
+    return kwargs
+
+
 def make_env(name: str, **kwargs) -> TextEnv:
     """Build env `name` ("webshop", "math", ...) with constructor keyword arguments `kwargs`."""
     cls = env_class(name)
@@ -46,5 +77,5 @@ def make_env(name: str, **kwargs) -> TextEnv:
     return cls(**kwargs)
 
 
-__all__ = ["make_env", "env_class", "ENV_REGISTRY", "TextEnv", "DeepCopySnapshot", "ReplaySnapshot",
+__all__ = ["make_env", "env_class", "dataset_kwargs", "ENV_REGISTRY", "TextEnv", "DeepCopySnapshot", "ReplaySnapshot",
            "check_snapshot_fidelity", "FidelityReport", "SnapshotFidelityError"]

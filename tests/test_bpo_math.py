@@ -130,3 +130,52 @@ def test_invalid_action_gets_no_positive_advantage():
     args.credit_invalid_actions = True
     assign_advantages(decisions, episodes, [[0, 2]], args)
     assert decisions[0].advantages == [1.0, 1.0] and decisions[3].advantages == [-1.0, -1.0]
+
+
+def two_point_tree(fresh: bool = False):
+    """A backbone of 4 decisions (return 1) with branch points at decisions 1 and 3, K = 3. Reused backbone: 2 forks
+    per point, returns 0, 0 at decision 1 and 1, 0 at decision 3. Fresh siblings: 3 forks per point, returns 0, 0,
+    1 and 1, 0, 1. Every fork plays one decision."""
+    fork_returns = {1: [0.0, 0.0, 1.0], 3: [1.0, 0.0, 1.0]} if fresh else {1: [0.0, 0.0], 3: [1.0, 0.0]}
+    decisions = [Decision([1], [5], [0.0]) for _ in range(4)]
+    episodes = [Episode(task_id=0, tree=0, reward=1.0, decisions=[0, 1, 2, 3])]
+    for point, returns in fork_returns.items():
+        for reward in returns:
+            episodes.append(Episode(task_id=0, tree=0, branch_point=point, reward=reward, decisions=[len(decisions)]))
+            decisions.append(Decision([1], [6], [0.0]))
+    return decisions, episodes
+
+
+def test_the_two_readings_of_the_branch_action_credit_on_a_two_point_tree():
+    """Eq. 4 at the two points (K = 3, backbone first): decision 1 -> (1, -0.5, -0.5); decision 3 -> (0.5, 0.5, -1).
+    Eq. 5 (lambda 0.5) on the backbone: step 0: 0.5 * 1 + 0.125 * 0.5 = 0.5625; step 2: 0.5 * 0.5 = 0.25; step 3:
+    0.5. The backbone's action at decision 1 gets, read literally (`eq5`: branch points at depth >= t, the point
+    itself included), 1 + 0.25 * 0.5 = 1.125, and the three advantages at decision 1 sum to 0.125, not 0: the
+    backbone's action is favoured over its siblings by the later comparison. Read as Eq. 4 alone (`eq4`), it gets
+    1.0 and both points sum to 0. At the last point both readings agree."""
+    for credit, backbone in (("eq5", [0.5625, 1.125, 0.25, 0.5]), ("eq4", [0.5625, 1.0, 0.25, 0.5])):
+        args = Args(branch_factor=3, lam=0.5, branch_level="turn", branch_action_credit=credit)
+        decisions, episodes = two_point_tree()
+        diagnostics = assign_advantages(decisions, episodes, [[1, 3]], args)
+        assert [decisions[d].advantages[0] for d in range(4)] == pytest.approx(backbone), credit
+        assert [decisions[d].advantages[0] for d in (4, 5, 6, 7)] == pytest.approx([-0.5, -0.5, 0.5, -1.0])
+        at_first = backbone[1] + decisions[4].advantages[0] + decisions[5].advantages[0]
+        at_last = backbone[3] + decisions[6].advantages[0] + decisions[7].advantages[0]
+        assert (at_first, at_last) == pytest.approx((0.125, 0.0) if credit == "eq5" else (0.0, 0.0))
+        # the open questions' diagnostics: the pre-branch step's advantage, the backbone's lead over its siblings
+        assert diagnostics == pytest.approx({"pre_branch_advantage": 0.5625, "backbone_minus_siblings": 0.75})
+    assert Args().branch_action_credit == "eq5"  # the default is Eq. 5 as written
+
+
+def test_fresh_siblings_compare_k_exchangeable_draws():
+    """--fresh-siblings: K = 3 new forks per point, Eq. 4 among them (decision 1: 0, 0, 1 -> -0.5, -0.5, 1; decision 3:
+    1, 0, 1 -> 0.5, -1, 0.5; each point sums to 0); the backbone's branch advantage is its return minus their mean
+    (1 - 1/3 and 1 - 2/3), propagated by Eq. 5."""
+    args = Args(branch_factor=3, lam=0.5, branch_level="turn", fresh_siblings=True)
+    decisions, episodes = two_point_tree(fresh=True)
+    diagnostics = assign_advantages(decisions, episodes, [[1, 3]], args)
+    assert [decisions[d].advantages[0] for d in range(4, 10)] == pytest.approx([-0.5, -0.5, 1.0, 0.5, -1.0, 0.5])
+    first, second = 2 / 3, 1 / 3
+    assert [decisions[d].advantages[0] for d in range(4)] == pytest.approx(
+        [0.5 * first + 0.125 * second, first + 0.25 * second, 0.5 * second, second])
+    assert diagnostics["backbone_minus_siblings"] == pytest.approx((first + second) / 2)

@@ -14,8 +14,10 @@ import torch
 import treepo
 from policy import build_tiny_model, build_word_tokenizer
 from tests.tree_checks import branch_points, check_trees
-from treepo import (Args, Decision, Episode, HFSampler, Path, action_logprobs, children_per_path, depth_advantages,
-                    overlong_penalty, repeats, tree_advantages)
+from envs import make_env
+from policy import tokenizer_words
+from treepo import (Args, Decision, Episode, HFSampler, Path, action_logprobs, allocation_temperature, children_per_path,
+                    depth_advantages, fallback_path, math_stop, overlong_penalty, repeats, tree_advantages)
 
 WORDS = "search click buy red blue shoes shirt the a of and one two three four five six".split()
 
@@ -80,12 +82,85 @@ def test_budget_rule_doubles_to_the_width_and_transfers_finished_budget():
     assert children_per_path(paths(13), 3, 3, args, rng) == [1] * 12 + [1]
     assert sum(children_per_path(paths(5), 8, 3, args, rng)) == 8  # min(16 - 8, 3*2 + 2*5)
     assert children_per_path(paths(3), 16, 0, args, rng) == [1, 1, 1]  # at least one child per active path
-    for mode in ("uniform", "high_prob", "low_prob"):
-        args.branch_allocation = mode
-        counts = children_per_path([Path(0, [i], logprobs=[-i]) for i in range(4)], 0, 0, args, random.Random(1))
-        assert sum(counts) == 8 and min(counts) >= 1
-    args.branch_allocation, args.allocation_temperature = "high_prob", 0.01
-    assert children_per_path([Path(0, [i], logprobs=[-3 * i]) for i in range(4)], 0, 0, args, rng)[0] == 5
+    args.branch_allocation = "random"  # a control: one child each, the rest drawn at random
+    counts = children_per_path(paths(4), 0, 0, args, random.Random(1))
+    assert sum(counts) == 8 and min(counts) >= 1
+
+
+def test_probability_allocation_gives_the_papers_counts():
+    """Paper section 4.4: p_k = softmax(logprob_k / T) over the last segments' log-probs, max(1, round(p_k 2^d))
+    children. Four paths at depth 3 (budget 8) with last-segment log-probs -1, -2, -3, -4 at T = 2: p = 0.455,
+    0.276, 0.167, 0.102, so 8 p = 3.64, 2.21, 1.34, 0.81 -> 4, 2, 1, 1 (high_prob) and 1, 1, 2, 4 (low_prob)."""
+    paths = [Path(0, [i], segment_logprob=-1.0 - i) for i in range(4)]
+    for mode, expected in (("high_prob", [4, 2, 1, 1]), ("low_prob", [1, 1, 2, 4]), ("fixed_avg", [2, 2, 2, 2])):
+        args = Args(num_generations=16, branch_allocation=mode)
+        assert children_per_path(paths, 0, 0, args, random.Random(0), temperature=2.0) == expected, mode
+    # the width caps the tree: 2 paths with 14 leaves already have room for 2 children; the rounding asked for 3
+    args = Args(num_generations=16, branch_allocation="high_prob")
+    assert children_per_path([Path(0, [0], segment_logprob=0.0), Path(0, [1], segment_logprob=-10.0)], 14, 0,
+                             args, random.Random(0), temperature=2.0) == [1, 1]
+    # the scheduled variant anneals T linearly over the run (the paper: 5 -> 1)
+    scheduled = Args(allocation_temperature=5.0, allocation_temperature_end=1.0, total_steps=5)
+    assert [allocation_temperature(scheduled, step) for step in range(5)] == [5.0, 4.0, 3.0, 2.0, 1.0]
+    assert allocation_temperature(Args(), 7) == 2.0  # the paper's static T
+    with pytest.raises(SystemExit, match="now `random`.*`fixed_avg`"):
+        treepo.apply_env_defaults(Args(env="math", branch_allocation="uniform"))
+
+
+def test_probability_allocation_sees_each_turns_log_prob_on_an_agent_env(monkeypatch):
+    """On a turn-level tree (WebShop) the allocation scores each path by its last turn's log-prob, the sum over
+    the tokens of the action that turn sampled, and gives the paper's counts from it (before, only math's token
+    segments carried log-probs, so agent envs were split without saying so by a random draw)."""
+    torch.manual_seed(0)
+    env = make_env("webshop", split="train")
+    tokenizer = build_word_tokenizer(tokenizer_words(env, "webshop"))
+    model = build_tiny_model(tokenizer).eval()
+    args = Args(env="webshop", branch_allocation="high_prob", num_generations=8, segment_length=0, max_depth=3,
+                max_new_tokens=4, history_window=0, include_admissible=False, recent_actions=1)
+    calls = []
+
+    def spy(paths, leaves, finished_now, call_args, rng, temperature=2.0):
+        counts = children_per_path(paths, leaves, finished_now, call_args, rng, temperature)
+        calls.append(([sum(p.decisions[-1].logprobs) for p in paths], [p.segment_logprob for p in paths], leaves,
+                      finished_now, temperature, counts))
+        return counts
+
+    monkeypatch.setattr(treepo, "children_per_path", spy)
+    envs = [make_env("webshop", split="train") for _ in range(2)]
+    treepo.grow_trees(envs, [3, 5], HFSampler(model, tokenizer, 4), tokenizer, args, random.Random(0),
+                      temperature=0.5)
+    assert calls
+    checked = 0
+    for turn_logprobs, scored, leaves, finished_now, temperature, counts in calls:
+        assert scored == pytest.approx(turn_logprobs)  # the last turn's log-prob, not a placeholder
+        budget = max(len(scored), min(8 - leaves, 2 * finished_now + 2 * len(scored)))
+        shares = np.exp(np.array(scored) / temperature) / np.exp(np.array(scored) / temperature).sum()
+        expected = [max(1, math.floor(p * budget + 0.5)) for p in shares]
+        if sum(expected) <= max(len(scored), 8 - leaves):  # else trimmed to the width (the unit test above)
+            assert counts == expected
+            checked += 1
+    assert checked and any(len(set(np.round(scored, 6))) > 1 for _, scored, *_ in calls)  # the paths' log-probs differ
+
+
+def test_repetition_stop_looks_at_the_new_segment_and_fallback_cuts():
+    """The repetition stop reads the new segment (paper, official code), or the whole path (--repetition-scope
+    path); a fallback restarts at a random boundary (official) or before the leaf's last segment (paper)."""
+    tokenizer = build_word_tokenizer(WORDS)
+    repeated = tokenizer("the red shoes " * 12, add_special_tokens=False)["input_ids"]
+    path = Path(0, [1, 2], action_ids=repeated + repeated[:3])
+    args = Args(env="math", segment_length=3, max_depth=9, max_new_tokens=500, repetition_window=8,
+                repetition_count=4)
+    assert math_stop(path, repeated[:3], tokenizer, args) == ""  # the new segment alone holds no repeat
+    assert math_stop(path, repeated, tokenizer, args) == "repetition"
+    args.repetition_scope = "path"
+    assert math_stop(path, repeated[:3], tokenizer, args) == "repetition"
+    leaf = Path(0, [1, 2, 3, 4], action_ids=list(range(12)), logprobs=[0.0] * 12, stop="eos")
+    args = Args(env="math", segment_length=3, fallback_cut="last")
+    cut = fallback_path([leaf], args, random.Random(0), turns=False)
+    assert cut.node_ids == [1, 2, 3] and cut.action_ids == list(range(9))
+    args.fallback_cut = "random"
+    assert {len(fallback_path([leaf], args, random.Random(s), turns=False).node_ids) for s in range(40)} == {
+        0, 1, 2, 3}
 
 
 def test_segments_of_a_full_tree_match_the_closed_form():
@@ -116,13 +191,16 @@ def test_tree_advantage_worked_example():
     per_depth = depth_advantages(rewards, node_ids, drop_zero_std=False)
     assert [a for a, _ in per_depth[0]] == pytest.approx([0.5, 0.4, 0.2, 0.0])
     assert [n for _, n in per_depth[0]] == [12, 10, 5, 2]
-    assert tree_advantages(rewards, node_ids, Args())[0] == pytest.approx((0.5 + 0.4 + 0.2) / 4)
-    assert tree_advantages(rewards, node_ids, Args(tree_advantage="group_size"))[0] == pytest.approx(11 / 29)
-    # the paper's Eq. 5 as printed divides by the std over depths
-    std = np.std([0.5, 0.4, 0.2, 0.0])
-    assert tree_advantages(rewards, node_ids, Args(normalize="paper_depth_std"))[0] == pytest.approx(0.275 / std)
+    assert tree_advantages(rewards, node_ids, Args())[0][0] == pytest.approx((0.5 + 0.4 + 0.2) / 4)
+    assert tree_advantages(rewards, node_ids, Args(tree_advantage="group_size"))[0][0] == pytest.approx(11 / 29)
+    # the paper's Eq. 5 as printed divides by the std over the J-1 depths below the root (0.4, 0.2, 0.0)
+    std = np.std([0.4, 0.2, 0.0])
+    advantages, skipped = tree_advantages(rewards, node_ids, Args(normalize="paper_depth_std"))
+    assert advantages[0] == pytest.approx(0.275 / std)
+    # the root's other child's two leaves agree at every depth below the root: std 0, the division is skipped
+    assert skipped == 2 and advantages[10] == pytest.approx(np.mean([-0.5, 0.0, 0.0, 0.0]))
     # flat: GRPO's group advantage over the 12 leaves
-    flat = tree_advantages(rewards, node_ids, Args(advantage="flat"))
+    flat = tree_advantages(rewards, node_ids, Args(advantage="flat"))[0]
     assert flat[0] == pytest.approx(0.5 / (np.std(rewards, ddof=1) + 1e-4))
 
 
@@ -156,8 +234,8 @@ def two_task_batch():
 def test_batch_whitening_weights_each_leaf_by_its_tokens():
     decisions, episodes = two_task_batch()
     treepo.assign_advantages(decisions, episodes, Args())
-    tokens = np.array([a for d in decisions for a in d.advantages])
-    assert tokens.mean() == pytest.approx(0.0, abs=1e-6) and tokens.std() == pytest.approx(1.0, abs=1e-4)
+    tokens = np.array([a for d in decisions for a in d.advantages])  # unbiased std, as verl's masked_whiten
+    assert tokens.mean() == pytest.approx(0.0, abs=1e-6) and tokens.std(ddof=1) == pytest.approx(1.0, abs=1e-4)
     assert decisions[0].advantages[0] > 0 > decisions[1].advantages[0]
     assert len(set(decisions[1].advantages)) == 1  # one value per leaf, on each of its tokens
 
@@ -214,7 +292,7 @@ def test_dynamic_sampling_keeps_each_tree_whole_across_rounds(monkeypatch):
     index, its leaves point at their own decisions, and the dropped trees are counted."""
     rounds = iter([[(0, 1), (0, 0), (1, 1), (0, 0)], [(1, 0), (0, 1), (1, 0)]])  # leaf rewards per tree
 
-    def hand_built_trees(envs, task_ids, sampler, tokenizer, args, rng, seeds=None):
+    def hand_built_trees(envs, task_ids, sampler, tokenizer, args, rng, seeds=None, temperature=2.0):
         decisions, episodes = [], []
         for tree, (task_id, rewards) in enumerate(zip(task_ids, next(rounds))):
             for leaf, reward in enumerate(rewards):
