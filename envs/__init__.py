@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import sys
 
 from envs.base import DeepCopySnapshot, ReplaySnapshot, TextEnv
 from envs.fidelity import FidelityReport, SnapshotFidelityError, check_snapshot_fidelity
@@ -63,6 +64,9 @@ def dataset_kwargs(name: str, path: str | None, splits: tuple[str, ...] = ("trai
             raise SystemExit(f"{flag} {path}: cannot be read ({error}); {expected}") from None
         if tasks == 0:
             raise SystemExit(f"{flag} {path}: no {split} tasks in it; {expected}")
+    if name == "math" and os.path.isfile(path):
+        print(f"{flag} {path}: one file serves every split, so the held-out problems are the training problems; "
+              f"a directory with train.jsonl and test.jsonl keeps them apart", file=sys.stderr)
     return kwargs
 
 

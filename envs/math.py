@@ -356,6 +356,8 @@ class MathEnv(TextEnv):
             raise ValueError(f"num_tasks must be a positive integer or None, got {num_tasks!r}")
         self.split, self.levels, self.seed = split, levels, seed
         self.kinds = tuple(k for k in KINDS if k in kinds)
+        if data_path is not None and os.path.isdir(data_path):  # GSM8K's layout: one file per split
+            data_path = os.path.join(data_path, f"{split}.jsonl")
         self.data = None if data_path is None else load_jsonl(data_path)  # shared, read-only
         available = DEFAULT_NUM_TASKS[split] if self.data is None else len(self.data)
         if self.data is not None and num_tasks is not None and num_tasks > available:
