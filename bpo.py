@@ -61,7 +61,7 @@ from transformers import DynamicCache
 
 from envs import ReplaySnapshot, dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply, reply_layout
+from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply, reply_layout, stop_token_ids
 
 
 @dataclass
@@ -93,6 +93,9 @@ class Args:
     rank). The ranks of a group submit their requests together"""
     vllm_gpu_memory_utilization: float = 0.3
     """--backend vllm on a GPU: the share of the GPU's memory each engine takes for weights and KV cache"""
+    max_model_len: int | None = None
+    """the longest prompt + reply, the same for both samplers (default: the model's max_position_embeddings): a reply
+    stops where it is reached, and a prompt that reaches it is refused with a message"""
     cache_dir: str = "cache"
     """where warm-started policies are cached"""
     runs_dir: str = "runs"
@@ -229,13 +232,17 @@ ENV_DEFAULTS = {
                 eval_tasks=40, eval_splits=("test_unseen_bugs", "test_unseen_packages"),
                 delta_min=64, branch_level="turn"),
 }
+# --prompt-profile chat (a real chat model): a reply thinks before it acts, so it needs room, and a pretrained model
+# takes a small learning rate; these replace ENV_DEFAULTS' tiny-model values (a flag given still wins).
+CHAT_DEFAULTS = {env: dict(max_new_tokens=512, learning_rate=1e-6) for env in ENV_DEFAULTS}
+CHAT_DEFAULTS["math"].update(max_new_tokens=1024, delta_min=64)
 # --preset paper: the BPO paper's settings (beta 0.05, lr 2e-6 with cosine decay, M = 2, K = 4).
 PRESETS = {"none": {}, "paper": dict(learning_rate=2e-6, beta=0.05, num_branch_points=2, branch_factor=4)}
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
                   "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks",
-                  "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization")
+                  "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization", "max_model_len")
 NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob", "delta_min")
 
@@ -246,7 +253,8 @@ def apply_env_defaults(args: Args) -> Args:
                          "(alfworld), the tiny profile (a chat reply thinks before it acts) and the hf backend")
     if args.constrain_actions is None and (args.prompt_profile == "chat" or args.backend == "vllm"):
         args.constrain_actions = False
-    for name, value in ENV_DEFAULTS[args.env].items():
+    chat = CHAT_DEFAULTS[args.env] if args.prompt_profile == "chat" else {}
+    for name, value in {**ENV_DEFAULTS[args.env], **chat}.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
     args.constrain_actions = bool(args.constrain_actions)
@@ -285,19 +293,22 @@ class HFSampler:
     """Batched sampling with a KV cache: each distinct prompt is prefilled once, then its cache rows
     are repeated for every rollout that shares it (the N rollouts of a group share their first prompt)."""
 
-    def __init__(self, model, tokenizer, max_new_tokens: int):
+    def __init__(self, model, tokenizer, max_new_tokens: int, max_model_len: int | None = None):
         self.model, self.tokenizer, self.max_new_tokens = model, tokenizer, max_new_tokens
+        self.max_model_len = max_model_len or model.config.max_position_embeddings  # prompt + reply, at most
+        self.stop_ids = torch.tensor(stop_token_ids(tokenizer))  # what ends a reply, as for the vLLM sampler
 
     @torch.no_grad()
     def generate(self, prompts: list[list[int]], temperature: float, seeds: list[int] | None = None,
                  choices: list[list[list[int]]] | None = None) -> list[tuple[list[int], list[float]]]:
-        """Sampled action token ids (EOS included when reached) and their log-probs, per prompt.
+        """Sampled action token ids (the stop token included when reached: `policy.stop_token_ids`; a reply also ends
+        where prompt + reply reaches `max_model_len`) and their log-probs, per prompt.
         Temperature 0 decodes greedily (log-probs then at temperature 1). `seeds`: one per prompt, each sampled
         from its own generator (the same tokens whatever else is in the batch), else the global one. `choices`:
         one list of token sequences per prompt; only tokens that continue one of them are sampled."""
         unique = list(dict.fromkeys(tuple(p) for p in prompts))
         row_of = {p: i for i, p in enumerate(unique)}
-        length, device = max(len(p) for p in unique), self.model.device
+        length, device = check_prompt_length(unique, self.max_model_len), self.model.device
         input_ids = torch.full((len(unique), length), self.tokenizer.pad_token_id, device=device)
         attention_mask = torch.zeros((len(unique), length), dtype=torch.long, device=device)
         for i, p in enumerate(unique):  # left padding: every prompt ends at the last column
@@ -333,7 +344,7 @@ class HFSampler:
             for i, token, logprob in zip(active.tolist(), next_tokens.tolist(), chosen.tolist()):
                 tokens[i].append(token)
                 logprobs[i].append(logprob)
-            keep = next_tokens != eos
+            keep = ~torch.isin(next_tokens, self.stop_ids.to(device)) & (next_position + 1 < self.max_model_len)
             if not keep.any():
                 break
             if not keep.all():  # drop finished rollouts from the batch
@@ -364,7 +375,7 @@ class VLLMSampler:
 
     alive: list = []  # closing one in-process LLM tears down state every other one uses: keep all alive
 
-    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int = 2048,
+    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int | None = None,
                  world_size: int = 1, tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.3):
         on_gpu = torch.cuda.is_available()
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
@@ -393,13 +404,15 @@ class VLLMSampler:
                        **(dict(dtype="bfloat16", gpu_memory_utilization=gpu_memory_utilization) if on_gpu else
                           dict(dtype="float32", block_size=32, kv_cache_memory_bytes=256 << 20)))
         VLLMSampler.alive.append(self)
+        self.max_model_len = self.llm.llm_engine.model_config.max_model_len  # None above: the model's context
+        self.stop_ids = list(stop_token_ids(tokenizer))
         torch.set_num_threads = set_num_threads  # the CPU worker disables it process-wide; the trainer needs it
         torch.set_num_threads(threads)
 
     def generate(self, prompts: list[list[int]], temperature: float, seeds: list[int] | None = None,
                  choices: None = None) -> list[tuple[list[int], list[float]]]:
         params = [self.SamplingParams(temperature=temperature, max_tokens=self.max_new_tokens, logprobs=0,
-                                      stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False,
+                                      stop_token_ids=self.stop_ids, detokenize=False,
                                       seed=None if seeds is None else seeds[i]) for i in range(len(prompts))]
         outputs = self._submit(prompts, params)
         results = []
@@ -412,6 +425,8 @@ class VLLMSampler:
     def _submit(self, prompts: list[list[int]], params: list) -> list:
         """vLLM's outputs for `prompts` (one SamplingParams each). The ranks of a tensor-parallel group share an
         engine: they submit the group's requests together, and each takes back its own."""
+        if prompts:
+            check_prompt_length(prompts, self.max_model_len)
         for request in params:
             if request.seed is None and self.request_rng is not None:
                 request.seed = self.request_rng.getrandbits(31)
@@ -437,6 +452,16 @@ class VLLMSampler:
             self.llm.apply_model(repack_tied_lm_head)
         if reset_prefix_cache:  # the flag exists only so a test can show what goes wrong without it
             self.llm.reset_prefix_cache()
+
+
+def check_prompt_length(prompts: list, max_model_len: int) -> int:
+    """The longest prompt's length; a prompt that leaves no room for a reply is refused (both samplers)."""
+    longest = max(len(p) for p in prompts)
+    if longest >= max_model_len:
+        raise SystemExit(f"a prompt of {longest} tokens leaves no room for a reply within --max-model-len "
+                         f"{max_model_len}: raise it (up to the model's context) or shorten the prompts "
+                         f"(--history-window, --include-admissible)")
+    return longest
 
 
 def repack_tied_lm_head(model) -> None:
@@ -1105,11 +1130,12 @@ def main(args: Args) -> str:
         model.gradient_checkpointing_enable()
     autocast = torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=args.bf16)  # --bf16: forwards only
     if args.backend == "vllm":
-        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed, world_size=world_size,
+        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed, args.max_model_len, world_size,
                               tensor_parallel_size=args.vllm_tensor_parallel_size,
                               gpu_memory_utilization=args.vllm_gpu_memory_utilization)
     else:  # --fsdp: the sampler keeps a full copy (a sharded module's forward is a collective)
-        sampler = HFSampler(copy.deepcopy(model) if args.fsdp else model, tokenizer, args.max_new_tokens)
+        sampler = HFSampler(copy.deepcopy(model) if args.fsdp else model, tokenizer, args.max_new_tokens,
+                            args.max_model_len)
 
     # TRY NOT TO MODIFY: seeding (after building the sampler: an in-process vLLM reseeds the global generators)
     random.seed(args.seed)
@@ -1148,7 +1174,7 @@ def main(args: Args) -> str:
     # TRY NOT TO MODIFY: resume from the last checkpoint
     checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
     if args.resume and os.path.exists(checkpoint_path):
-        checkpoint = torch.load(checkpoint_path, weights_only=False)
+        checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=False)  # copied to each rank's device
         load_full_state(model, optimizer, checkpoint["model"], checkpoint["optimizer"], args.fsdp)
         start_step, rows = checkpoint["step"], checkpoint["rows"]
         task_rng.setstate(checkpoint["task_rng"])
@@ -1156,6 +1182,8 @@ def main(args: Args) -> str:
         random.setstate(rngs["python_rng"])
         np.random.set_state(rngs["numpy_rng"])
         torch.set_rng_state(rngs["torch_rng"])
+        if rngs.get("cuda_rng") is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state(rngs["cuda_rng"])
         minibatch_generator.set_state(checkpoint.get("minibatch_rng", minibatch_generator.get_state()))
         grad_norm_window.extend(checkpoint["grad_norm_window"])
         branch_rng.setstate(checkpoint["branch_rng"])
@@ -1342,7 +1370,9 @@ def main(args: Args) -> str:
         # TRY NOT TO MODIFY: checkpoint (atomic), every --checkpoint-every steps and at the last step of this run
         if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
             rngs = gather({"python_rng": random.getstate(), "numpy_rng": np.random.get_state(),
-                           "torch_rng": torch.get_rng_state()}, world_size)  # every rank's generators
+                           "torch_rng": torch.get_rng_state(),
+                           "cuda_rng": torch.cuda.get_rng_state() if torch.cuda.is_available() else None},
+                          world_size)  # every rank's generators
             model_state, optimizer_state = full_state(model, optimizer, args.fsdp)  # --fsdp: gathered by every rank
             if rank == 0:
                 save_checkpoint(checkpoint_path, {

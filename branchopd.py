@@ -63,7 +63,8 @@ from transformers import DynamicCache
 
 from envs import ReplaySnapshot, dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply, load_teacher, reply_layout
+from policy import (action_choices, allowed_next, build_prompt, load_policy, load_teacher, parse_reply, reply_layout,
+                    stop_token_ids)
 
 
 @dataclass
@@ -95,6 +96,9 @@ class Args:
     rank). The ranks of a group submit their requests together"""
     vllm_gpu_memory_utilization: float = 0.3
     """--backend vllm on a GPU: the share of the GPU's memory each engine takes for weights and KV cache"""
+    max_model_len: int | None = None
+    """the longest prompt + reply, the same for both samplers (default: the model's max_position_embeddings): a reply
+    stops where it is reached, and a prompt that reaches it is refused with a message"""
     cache_dir: str = "cache"
     """where warm-started policies are cached"""
     runs_dir: str = "runs"
@@ -237,14 +241,19 @@ ENV_DEFAULTS = {
     "swe": dict(tasks_per_step=4, total_steps=30, max_new_tokens=40, learning_rate=1e-4, minibatch_size=32,
                 eval_tasks=40, eval_splits=("test_unseen_bugs", "test_unseen_packages")),
 }
-# --preset paper: the BranchOPD paper's settings, which are this script's defaults (B = 3, k = 2, alpha 0.5).
+# --prompt-profile chat (a real chat model): a reply thinks before it acts, so it needs room, and a pretrained model
+# takes a small learning rate; these replace ENV_DEFAULTS' tiny-model values (a flag given still wins).
+CHAT_DEFAULTS = {env: dict(max_new_tokens=512, learning_rate=1e-6) for env in ENV_DEFAULTS}
+CHAT_DEFAULTS["math"].update(max_new_tokens=1024)
+# --preset paper: the BranchOPD paper's settings, which are this script's defaults (B = 3, k = 2, alpha 0.5). The
+# paper's learning rate is not stated in the summary this follows: a chat model gets CHAT_DEFAULTS' 1e-6.
 PRESETS = {"none": {}, "paper": dict(num_forks=3, continuations=2, alpha=0.5)}
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
                   "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks",
-                  "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization", "num_forks",
-                  "continuations", "window", "turn_top", "signal_clip")
+                  "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization", "max_model_len",
+                  "num_forks", "continuations", "window", "turn_top", "signal_clip")
 NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob", "min_fork_gap", "pbr_weight", "pbr_cap")
 
@@ -255,7 +264,8 @@ def apply_env_defaults(args: Args) -> Args:
                          "(alfworld), the tiny profile (a chat reply thinks before it acts) and the hf backend")
     if args.constrain_actions is None and (args.prompt_profile == "chat" or args.backend == "vllm"):
         args.constrain_actions = False
-    for name, value in ENV_DEFAULTS[args.env].items():
+    chat = CHAT_DEFAULTS[args.env] if args.prompt_profile == "chat" else {}
+    for name, value in {**ENV_DEFAULTS[args.env], **chat}.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
     args.constrain_actions = bool(args.constrain_actions)
@@ -270,6 +280,10 @@ def apply_env_defaults(args: Args) -> Args:
                          "`python policy.py --chat-model-dir DIR` builds a tiny one); the tiny warm start is trained "
                          "on the tiny profile's prompts")
     check_env_workers(args.env, args.env_workers)
+    if args.model != "tiny" and args.teacher is None:  # refused before minutes of building the tiny teacher
+        raise SystemExit("--model DIR needs --teacher DIR, a model with the same tokenizer: the default teacher is "
+                         "the tiny warm start, whose word-level vocabulary no other model shares, and on-policy "
+                         "distillation scores the student's sampled tokens with the teacher")
     flag = lambda name: "--" + name.replace("_", "-")
     for name in POSITIVE_FLAGS:
         if getattr(args, name) is not None and not getattr(args, name) > 0:
@@ -293,19 +307,22 @@ class HFSampler:
     """Batched sampling with a KV cache: each distinct prompt is prefilled once, then its cache rows
     are repeated for every rollout that shares it (the N rollouts of a group share their first prompt)."""
 
-    def __init__(self, model, tokenizer, max_new_tokens: int):
+    def __init__(self, model, tokenizer, max_new_tokens: int, max_model_len: int | None = None):
         self.model, self.tokenizer, self.max_new_tokens = model, tokenizer, max_new_tokens
+        self.max_model_len = max_model_len or model.config.max_position_embeddings  # prompt + reply, at most
+        self.stop_ids = torch.tensor(stop_token_ids(tokenizer))  # what ends a reply, as for the vLLM sampler
 
     @torch.no_grad()
     def generate(self, prompts: list[list[int]], temperature: float, seeds: list[int] | None = None,
                  choices: list[list[list[int]]] | None = None) -> list[tuple[list[int], list[float]]]:
-        """Sampled action token ids (EOS included when reached) and their log-probs, per prompt.
+        """Sampled action token ids (the stop token included when reached: `policy.stop_token_ids`; a reply also ends
+        where prompt + reply reaches `max_model_len`) and their log-probs, per prompt.
         Temperature 0 decodes greedily (log-probs then at temperature 1). `seeds`: one per prompt, each sampled
         from its own generator (the same tokens whatever else is in the batch), else the global one. `choices`:
         one list of token sequences per prompt; only tokens that continue one of them are sampled."""
         unique = list(dict.fromkeys(tuple(p) for p in prompts))
         row_of = {p: i for i, p in enumerate(unique)}
-        length, device = max(len(p) for p in unique), self.model.device
+        length, device = check_prompt_length(unique, self.max_model_len), self.model.device
         input_ids = torch.full((len(unique), length), self.tokenizer.pad_token_id, device=device)
         attention_mask = torch.zeros((len(unique), length), dtype=torch.long, device=device)
         for i, p in enumerate(unique):  # left padding: every prompt ends at the last column
@@ -341,7 +358,7 @@ class HFSampler:
             for i, token, logprob in zip(active.tolist(), next_tokens.tolist(), chosen.tolist()):
                 tokens[i].append(token)
                 logprobs[i].append(logprob)
-            keep = next_tokens != eos
+            keep = ~torch.isin(next_tokens, self.stop_ids.to(device)) & (next_position + 1 < self.max_model_len)
             if not keep.any():
                 break
             if not keep.all():  # drop finished rollouts from the batch
@@ -372,7 +389,7 @@ class VLLMSampler:
 
     alive: list = []  # closing one in-process LLM tears down state every other one uses: keep all alive
 
-    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int = 2048,
+    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int | None = None,
                  world_size: int = 1, tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.3):
         on_gpu = torch.cuda.is_available()
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
@@ -401,13 +418,15 @@ class VLLMSampler:
                        **(dict(dtype="bfloat16", gpu_memory_utilization=gpu_memory_utilization) if on_gpu else
                           dict(dtype="float32", block_size=32, kv_cache_memory_bytes=256 << 20)))
         VLLMSampler.alive.append(self)
+        self.max_model_len = self.llm.llm_engine.model_config.max_model_len  # None above: the model's context
+        self.stop_ids = list(stop_token_ids(tokenizer))
         torch.set_num_threads = set_num_threads  # the CPU worker disables it process-wide; the trainer needs it
         torch.set_num_threads(threads)
 
     def generate(self, prompts: list[list[int]], temperature: float, seeds: list[int] | None = None,
                  choices: None = None) -> list[tuple[list[int], list[float]]]:
         params = [self.SamplingParams(temperature=temperature, max_tokens=self.max_new_tokens, logprobs=0,
-                                      stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False,
+                                      stop_token_ids=self.stop_ids, detokenize=False,
                                       seed=None if seeds is None else seeds[i]) for i in range(len(prompts))]
         outputs = self._submit(prompts, params)
         results = []
@@ -420,6 +439,8 @@ class VLLMSampler:
     def _submit(self, prompts: list[list[int]], params: list) -> list:
         """vLLM's outputs for `prompts` (one SamplingParams each). The ranks of a tensor-parallel group share an
         engine: they submit the group's requests together, and each takes back its own."""
+        if prompts:
+            check_prompt_length(prompts, self.max_model_len)
         for request in params:
             if request.seed is None and self.request_rng is not None:
                 request.seed = self.request_rng.getrandbits(31)
@@ -445,6 +466,16 @@ class VLLMSampler:
             self.llm.apply_model(repack_tied_lm_head)
         if reset_prefix_cache:  # the flag exists only so a test can show what goes wrong without it
             self.llm.reset_prefix_cache()
+
+
+def check_prompt_length(prompts: list, max_model_len: int) -> int:
+    """The longest prompt's length; a prompt that leaves no room for a reply is refused (both samplers)."""
+    longest = max(len(p) for p in prompts)
+    if longest >= max_model_len:
+        raise SystemExit(f"a prompt of {longest} tokens leaves no room for a reply within --max-model-len "
+                         f"{max_model_len}: raise it (up to the model's context) or shorten the prompts "
+                         f"(--history-window, --include-admissible)")
+    return longest
 
 
 def repack_tied_lm_head(model) -> None:
@@ -575,12 +606,12 @@ def protocol_events(env_name: str, tokenizer, prefix_ids: list[int], action_ids:
                     max_new_tokens: int, profile: str = "tiny") -> list[tuple[int, tuple[int, ...], bool]]:
     """Section 4.4: where a sampled action breaks the reply protocol, as (position in action_ids, token set S,
     positive). After a complete action (WebShop `search[...]`/`click[...]`, an ALFWorld admissible command,
-    math's `\\boxed{N}`; chat profile: the closing `</action>`) the next token should be EOS (positive:
-    S = {EOS}); an observation tag such as `[SEP]` inside an action should not be there (negative); chat profile:
+    math's `\\boxed{N}`; chat profile: the closing `</action>`) the next token should end the reply (positive:
+    S = the stop tokens, `policy.stop_token_ids`: EOS, and a chat template's end of turn); an observation tag such as `[SEP]` inside an action should not be there (negative); chat profile:
     an excess `</think>`, one with no open `<think>` before it, should not be there either (negative, S = the
     token it starts with; appendix B.5's excess leading markers); an action that runs into the token cap should
-    have stopped (positive EOS at its last token)."""
-    eos, ids = tokenizer.eos_token_id, prefix_ids + action_ids
+    have stopped (positive S at its last token)."""
+    stops, ids = stop_token_ids(tokenizer), prefix_ids + action_ids
     events, complete = [], False
     for end in range(1, len(ids) + 1):  # the shortest complete action
         text = tokenizer.decode(ids[:end], skip_special_tokens=True).strip()
@@ -593,8 +624,8 @@ def protocol_events(env_name: str, tokenizer, prefix_ids: list[int], action_ids:
         else:
             complete = text in admissible and not any(a.startswith(text + " ") for a in admissible)
         if complete:
-            if end < len(ids) and ids[end] != eos and end >= len(prefix_ids):
-                events.append((end - len(prefix_ids), (eos,), True))
+            if end < len(ids) and ids[end] not in stops and end >= len(prefix_ids):
+                events.append((end - len(prefix_ids), stops, True))
             break
     tags = tag_token_ids(tokenizer)
     events += [(position, tags, False) for position, token in enumerate(action_ids) if token in tags]
@@ -608,8 +639,8 @@ def protocol_events(env_name: str, tokenizer, prefix_ids: list[int], action_ids:
             token = next(i for i, end in enumerate(ends) if end > tag.start())  # where the excess `</think>` starts
             if token >= len(prefix_ids):
                 events.append((token - len(prefix_ids), (ids[token],), False))
-    if not complete and action_ids and action_ids[-1] != eos and len(action_ids) >= max_new_tokens:
-        events.append((len(action_ids) - 1, (eos,), True))
+    if not complete and action_ids and action_ids[-1] not in stops and len(action_ids) >= max_new_tokens:
+        events.append((len(action_ids) - 1, stops, True))
     return events
 
 
@@ -676,7 +707,7 @@ def select_forks(episode: Episode, decisions: list[Decision], entropy, mask, tok
         answer_start = next((i for i in range(len(action)) if "\\boxed" in (text := tokenizer.decode(
             action[:i + 1], skip_special_tokens=True)) or text.rstrip().endswith("\\")), len(tokens))
     math_aware = args.env == "math" and args.math_aware_eligibility
-    eligible = [i for i, t in enumerate(tokens) if t[4] != tokenizer.eos_token_id and not t[5]
+    eligible = [i for i, t in enumerate(tokens) if t[4] not in stop_token_ids(tokenizer) and not t[5]
                 and (not math_aware or (i < answer_start and i < len(tokens) - 2))]
     if not eligible:
         return []
@@ -1222,11 +1253,12 @@ def main(args: Args) -> str:
             fully_shard(layer, mesh=mesh)
         fully_shard(teacher, mesh=mesh)
     if args.backend == "vllm":
-        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed, world_size=world_size,
+        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed, args.max_model_len, world_size,
                               tensor_parallel_size=args.vllm_tensor_parallel_size,
                               gpu_memory_utilization=args.vllm_gpu_memory_utilization)
     else:  # --fsdp: the sampler keeps a full copy (a sharded module's forward is a collective)
-        sampler = HFSampler(copy.deepcopy(model) if args.fsdp else model, tokenizer, args.max_new_tokens)
+        sampler = HFSampler(copy.deepcopy(model) if args.fsdp else model, tokenizer, args.max_new_tokens,
+                            args.max_model_len)
 
     # TRY NOT TO MODIFY: seeding (after building the sampler: an in-process vLLM reseeds the global generators)
     random.seed(args.seed)
@@ -1258,7 +1290,7 @@ def main(args: Args) -> str:
     # TRY NOT TO MODIFY: resume from the last checkpoint
     checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
     if args.resume and os.path.exists(checkpoint_path):
-        checkpoint = torch.load(checkpoint_path, weights_only=False)
+        checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=False)  # copied to each rank's device
         load_full_state(model, optimizer, checkpoint["model"], checkpoint["optimizer"], args.fsdp)
         start_step, rows = checkpoint["step"], checkpoint["rows"]
         task_rng.setstate(checkpoint["task_rng"])
@@ -1266,6 +1298,8 @@ def main(args: Args) -> str:
         random.setstate(rngs["python_rng"])
         np.random.set_state(rngs["numpy_rng"])
         torch.set_rng_state(rngs["torch_rng"])
+        if rngs.get("cuda_rng") is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state(rngs["cuda_rng"])
         minibatch_generator.set_state(checkpoint.get("minibatch_rng", minibatch_generator.get_state()))
         grad_norm_window.extend(checkpoint["grad_norm_window"])
         fork_rng.setstate(checkpoint["fork_rng"])
@@ -1482,7 +1516,9 @@ def main(args: Args) -> str:
         # TRY NOT TO MODIFY: checkpoint (atomic), every --checkpoint-every steps and at the last step of this run
         if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
             rngs = gather({"python_rng": random.getstate(), "numpy_rng": np.random.get_state(),
-                           "torch_rng": torch.get_rng_state()}, world_size)  # every rank's generators
+                           "torch_rng": torch.get_rng_state(),
+                           "cuda_rng": torch.cuda.get_rng_state() if torch.cuda.is_available() else None},
+                          world_size)  # every rank's generators
             model_state, optimizer_state = full_state(model, optimizer, args.fsdp)  # --fsdp: gathered by every rank
             if rank == 0:
                 save_checkpoint(checkpoint_path, {

@@ -130,24 +130,51 @@ def parse_reply(reply: str, env_name: str, profile: str) -> tuple[str, bool]:
     return (found[-1].strip(), True) if found else (reply.strip(), False)
 
 
+def stop_token_ids(tokenizer) -> tuple[int, ...]:
+    """The tokens that end a reply, the same for both samplers: the tokenizer's EOS, the model's
+    `generation_config.json` `eos_token_id` (an id or a list; vLLM stops on them too), and the chat template's
+    end-of-turn token where it is another one (Gemma's `<end_of_turn>`, Phi's `<|end|>`, Llama 3's `<|eot_id|>`):
+    the first special token the template writes after an assistant message. Cached on the tokenizer."""
+    if getattr(tokenizer, "_stop_ids", None) is not None:
+        return tokenizer._stop_ids
+    ids = [tokenizer.eos_token_id]
+    config_file = os.path.join(tokenizer.name_or_path or "", "generation_config.json")
+    if os.path.isfile(config_file):
+        with open(config_file) as f:
+            configured = json.load(f).get("eos_token_id")
+        ids += [configured] if isinstance(configured, int) else list(configured or [])
+    marker, text = "Zq9 reply end", ""
+    try:  # a template that cannot render an assistant turn has no end-of-turn token to add
+        text = tokenizer.apply_chat_template([{"role": "user", "content": "hi"},
+                                              {"role": "assistant", "content": marker}], tokenize=False)
+    except Exception:  # noqa: BLE001 (jinja raises whatever the template raises)
+        pass
+    if marker in text:
+        after = tokenizer(text[text.rindex(marker) + len(marker):], add_special_tokens=False)["input_ids"]
+        special = set(tokenizer.all_special_ids) | {i for i, t in tokenizer.added_tokens_decoder.items() if t.special}
+        ids += [i for i in after if i in special][:1]
+    tokenizer._stop_ids = tuple(dict.fromkeys(i for i in ids if i is not None))
+    return tokenizer._stop_ids
+
+
 PROTOCOL_TAG = re.compile(r"</?(?:think|action)>")
 
 
 def reply_layout(tokenizer, reply_ids: list[int], env_name: str, profile: str) -> tuple[int, int, list[bool]]:
     """Where the action sits in a sampled reply: (first, end) token indices of the action and, per token, whether
-    it lies wholly inside a protocol tag (`<think>`, `</think>`, `<action>`, `</action>`) or is EOS. The tiny
+    it lies wholly inside a protocol tag (`<think>`, `</think>`, `<action>`, `</action>`) or ends the reply. The tiny
     profile and math: the whole reply is the action, no protocol tokens. Chat profile: the tokens inside the last
     `<action>...</action>` (a token that straddles a tag and the action counts as the action's); without a closed
     one, from an opening `<action>`, else from the last `</think>`, else from the first token that is not
     protocol, to the end. Token boundaries come from decoding growing prefixes."""
-    eos = tokenizer.eos_token_id
+    stops = stop_token_ids(tokenizer)
     if profile == "tiny" or env_name == "math":
-        return 0, len(reply_ids), [token == eos for token in reply_ids]
+        return 0, len(reply_ids), [token in stops for token in reply_ids]
     ends = [len(tokenizer.decode(reply_ids[:i + 1], skip_special_tokens=True)) for i in range(len(reply_ids))]
     starts = [0] + ends[:-1]
     text = tokenizer.decode(reply_ids, skip_special_tokens=True)
     tags = [m.span() for m in PROTOCOL_TAG.finditer(text)]
-    protocol = [token == eos or (s < e and any(a <= s and e <= b for a, b in tags))
+    protocol = [token in stops or (s < e and any(a <= s and e <= b for a, b in tags))
                 for token, s, e in zip(reply_ids, starts, ends)]
     closed = list(ACTION_TAG.finditer(text))
     if closed:

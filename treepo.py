@@ -63,7 +63,7 @@ from transformers import DynamicCache
 
 from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply
+from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply, stop_token_ids
 
 
 @dataclass
@@ -95,6 +95,9 @@ class Args:
     rank). The ranks of a group submit their requests together"""
     vllm_gpu_memory_utilization: float = 0.3
     """--backend vllm on a GPU: the share of the GPU's memory each engine takes for weights and KV cache"""
+    max_model_len: int | None = None
+    """the longest prompt + reply, the same for both samplers (default: the model's max_position_embeddings): a reply
+    stops where it is reached, and a prompt that reaches it is refused with a message"""
     cache_dir: str = "cache"
     """where warm-started policies are cached"""
     runs_dir: str = "runs"
@@ -255,6 +258,10 @@ ENV_DEFAULTS = {
                 eval_tasks=40, eval_splits=("test_unseen_bugs", "test_unseen_packages"),
                 segment_length=0, max_depth=12),
 }
+# --prompt-profile chat (a real chat model): a reply thinks before it acts, so it needs room, and a pretrained model
+# takes a small learning rate; these replace ENV_DEFAULTS' tiny-model values (a flag given still wins).
+CHAT_DEFAULTS = {env: dict(max_new_tokens=512, learning_rate=1e-6) for env in ENV_DEFAULTS}
+CHAT_DEFAULTS["math"].update(max_new_tokens=1024, segment_length=128, max_depth=8)  # 8 segments of 128 tokens
 # --preset paper: TreePO's settings (lr 1e-6, clip 0.2 / 0.28, no KL, w = 16, d = 14 segments of l = 512 tokens).
 PRESETS = {"none": {}, "paper": dict(learning_rate=1e-6, clip_eps=0.2, epsilon_high=0.28, beta=0.0, num_generations=16,
                                      max_depth=14, segment_length=512, max_new_tokens=14 * 512)}
@@ -262,10 +269,9 @@ PRESETS = {"none": {}, "paper": dict(learning_rate=1e-6, clip_eps=0.2, epsilon_h
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
                   "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks",
-                  "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization", "max_depth",
-                  "first_step_divergence", "allocation_temperature", "allocation_temperature_end",
-                  "repetition_window", "repetition_count",
-                  "max_sampling_rounds")
+                  "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization", "max_model_len",
+                  "max_depth", "first_step_divergence", "allocation_temperature", "allocation_temperature_end",
+                  "repetition_window", "repetition_count", "max_sampling_rounds")
 NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob", "segment_length", "overlong_buffer",
                       "overlong_penalty")
@@ -277,7 +283,8 @@ def apply_env_defaults(args: Args) -> Args:
                          "(alfworld), the tiny profile (a chat reply thinks before it acts) and the hf backend")
     if args.constrain_actions is None and (args.prompt_profile == "chat" or args.backend == "vllm"):
         args.constrain_actions = False
-    for name, value in ENV_DEFAULTS[args.env].items():
+    chat = CHAT_DEFAULTS[args.env] if args.prompt_profile == "chat" else {}
+    for name, value in {**ENV_DEFAULTS[args.env], **chat}.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
     args.constrain_actions = bool(args.constrain_actions)
@@ -319,20 +326,23 @@ class HFSampler:
     """Batched sampling with a KV cache: each distinct prompt is prefilled once, then its cache rows
     are repeated for every rollout that shares it (the N rollouts of a group share their first prompt)."""
 
-    def __init__(self, model, tokenizer, max_new_tokens: int):
+    def __init__(self, model, tokenizer, max_new_tokens: int, max_model_len: int | None = None):
         self.model, self.tokenizer, self.max_new_tokens = model, tokenizer, max_new_tokens
+        self.max_model_len = max_model_len or model.config.max_position_embeddings  # prompt + reply, at most
+        self.stop_ids = torch.tensor(stop_token_ids(tokenizer))  # what ends a reply, as for the vLLM sampler
         self.calls = self.tokens_computed = 0  # forward calls, and tokens run through the model (prefill + decode)
 
     @torch.no_grad()
     def generate(self, prompts: list[list[int]], temperature: float, seeds: list[int] | None = None,
                  choices: list[list[list[int]]] | None = None) -> list[tuple[list[int], list[float]]]:
-        """Sampled action token ids (EOS included when reached) and their log-probs, per prompt.
+        """Sampled action token ids (the stop token included when reached: `policy.stop_token_ids`; a reply also ends
+        where prompt + reply reaches `max_model_len`) and their log-probs, per prompt.
         Temperature 0 decodes greedily (log-probs then at temperature 1). `seeds`: one per prompt, each sampled
         from its own generator (the same tokens whatever else is in the batch), else the global one. `choices`:
         one list of token sequences per prompt; only tokens that continue one of them are sampled."""
         unique = list(dict.fromkeys(tuple(p) for p in prompts))
         row_of = {p: i for i, p in enumerate(unique)}
-        length, device = max(len(p) for p in unique), self.model.device
+        length, device = check_prompt_length(unique, self.max_model_len), self.model.device
         input_ids = torch.full((len(unique), length), self.tokenizer.pad_token_id, device=device)
         attention_mask = torch.zeros((len(unique), length), dtype=torch.long, device=device)
         for i, p in enumerate(unique):  # left padding: every prompt ends at the last column
@@ -368,7 +378,7 @@ class HFSampler:
             for i, token, logprob in zip(active.tolist(), next_tokens.tolist(), chosen.tolist()):
                 tokens[i].append(token)
                 logprobs[i].append(logprob)
-            keep = next_tokens != eos
+            keep = ~torch.isin(next_tokens, self.stop_ids.to(device)) & (next_position + 1 < self.max_model_len)
             if not keep.any():
                 break
             if not keep.all():  # drop finished rollouts from the batch
@@ -389,16 +399,16 @@ class HFSampler:
         token list to prefill (a prompt; a fallback that restarts from an earlier boundary, recomputed). `seeds`:
         one per row, each sampled from its own generator, else the global one."""
         fresh = list(dict.fromkeys(tuple(x) for x in sources if not isinstance(x, int)))
-        parts = []  # (cache, logits, attention mask, next position) of the copied rows, then of the fresh ones
+        parts, device = [], self.model.device  # (cache, logits, mask, next position) of copied rows, then fresh ones
         if any(isinstance(x, int) for x in sources):
-            rows = torch.tensor([self.rows[x] for x in sources if isinstance(x, int)])
+            rows = torch.tensor([self.rows[x] for x in sources if isinstance(x, int)], device=device)
             assert (rows >= 0).all(), "a copied row must not have finished"
             self.cache.batch_select_indices(rows)
             parts.append((self.cache, self.logits[rows], self.attention_mask[rows], self.next_position[rows]))
         if fresh:
-            length = max(len(p) for p in fresh)
-            input_ids = torch.full((len(fresh), length), self.tokenizer.pad_token_id)
-            attention_mask = torch.zeros((len(fresh), length), dtype=torch.long)
+            length = check_prompt_length(fresh, self.max_model_len)
+            input_ids = torch.full((len(fresh), length), self.tokenizer.pad_token_id, device=device)
+            attention_mask = torch.zeros((len(fresh), length), dtype=torch.long, device=device)
             for i, p in enumerate(fresh):
                 input_ids[i, length - len(p):], attention_mask[i, length - len(p):] = torch.tensor(p), 1
             position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
@@ -406,19 +416,18 @@ class HFSampler:
             logits = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
                                 past_key_values=cache, logits_to_keep=1).logits[:, -1]
             self.calls, self.tokens_computed = self.calls + 1, self.tokens_computed + sum(len(p) for p in fresh)
-            rows = torch.tensor([fresh.index(tuple(x)) for x in sources if not isinstance(x, int)])
+            rows = torch.tensor([fresh.index(tuple(x)) for x in sources if not isinstance(x, int)], device=device)
             cache.batch_select_indices(rows)
             parts.append((cache, logits[rows], attention_mask[rows], position_ids[rows, -1] + 1))
         cache, logits, attention_mask, next_position = merge_cache_rows(parts)
         order = [i for i, x in enumerate(sources) if isinstance(x, int)] + [
             i for i, x in enumerate(sources) if not isinstance(x, int)]
-        back = torch.tensor(sorted(range(len(order)), key=order.__getitem__))  # rows back in the sources' order
+        back = torch.tensor(sorted(range(len(order)), key=order.__getitem__), device=device)  # the sources' order
         cache.batch_select_indices(back)
         logits, attention_mask, next_position = logits[back], attention_mask[back], next_position[back]
         active = torch.arange(len(sources))
         tokens: list[list[int]] = [[] for _ in sources]
         logprobs: list[list[float]] = [[] for _ in sources]
-        eos = self.tokenizer.eos_token_id
         generators = None if seeds is None else [torch.Generator(logits.device).manual_seed(s) for s in seeds]
         for _ in range(max_tokens):
             step_logprobs = torch.log_softmax(logits.float() / (temperature or 1.0), dim=-1)
@@ -433,10 +442,10 @@ class HFSampler:
             for i, token, logprob in zip(active.tolist(), next_tokens.tolist(), chosen.tolist()):
                 tokens[i].append(token)
                 logprobs[i].append(logprob)
-            keep = next_tokens != eos
+            keep = ~torch.isin(next_tokens, self.stop_ids.to(device)) & (next_position + 1 < self.max_model_len)
             if not keep.all():  # finished rows leave the batch
                 cache.batch_select_indices(keep.nonzero().squeeze(-1))
-                active, next_tokens = active[keep], next_tokens[keep]
+                active, next_tokens = active[keep.cpu()], next_tokens[keep]
                 attention_mask, next_position = attention_mask[keep], next_position[keep]
             if not keep.any():
                 break
@@ -445,7 +454,7 @@ class HFSampler:
                                 position_ids=next_position[:, None], past_key_values=cache).logits[:, -1]
             self.calls, self.tokens_computed = self.calls + 1, self.tokens_computed + len(active)
             next_position = next_position + 1
-        self.rows = [-1] * len(sources)  # source index of the next call -> cache row (-1: finished by EOS)
+        self.rows = [-1] * len(sources)  # source index of the next call -> cache row (-1: finished)
         for row, i in enumerate(active.tolist()):
             self.rows[i] = row
         self.cache, self.logits, self.attention_mask, self.next_position = cache, logits, attention_mask, next_position
@@ -469,7 +478,7 @@ class VLLMSampler:
 
     alive: list = []  # closing one in-process LLM tears down state every other one uses: keep all alive
 
-    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int = 2048,
+    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int | None = None,
                  world_size: int = 1, tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.3):
         on_gpu = torch.cuda.is_available()
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
@@ -499,13 +508,15 @@ class VLLMSampler:
                        **(dict(dtype="bfloat16", gpu_memory_utilization=gpu_memory_utilization) if on_gpu else
                           dict(dtype="float32", block_size=32, kv_cache_memory_bytes=256 << 20)))
         VLLMSampler.alive.append(self)
+        self.max_model_len = self.llm.llm_engine.model_config.max_model_len  # None above: the model's context
+        self.stop_ids = list(stop_token_ids(tokenizer))
         torch.set_num_threads = set_num_threads  # the CPU worker disables it process-wide; the trainer needs it
         torch.set_num_threads(threads)
 
     def generate(self, prompts: list[list[int]], temperature: float, seeds: list[int] | None = None,
                  choices: None = None) -> list[tuple[list[int], list[float]]]:
         params = [self.SamplingParams(temperature=temperature, max_tokens=self.max_new_tokens, logprobs=0,
-                                      stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False,
+                                      stop_token_ids=self.stop_ids, detokenize=False,
                                       seed=None if seeds is None else seeds[i]) for i in range(len(prompts))]
         outputs = self._submit(prompts, params)
         results = []
@@ -521,7 +532,7 @@ class VLLMSampler:
         prefix cache supplies the shared KV (only full KV blocks are cached)."""
         rows = [list(self.rows[x]) if isinstance(x, int) else list(x) for x in sources]
         params = [self.SamplingParams(temperature=temperature, max_tokens=max_tokens, logprobs=0,
-                                      stop_token_ids=[self.tokenizer.eos_token_id], detokenize=False,
+                                      stop_token_ids=self.stop_ids, detokenize=False,
                                       seed=None if seeds is None else seeds[i]) for i in range(len(rows))]
         outputs = self._submit(rows, params)
         results = []
@@ -537,6 +548,8 @@ class VLLMSampler:
     def _submit(self, prompts: list[list[int]], params: list) -> list:
         """vLLM's outputs for `prompts` (one SamplingParams each). The ranks of a tensor-parallel group share an
         engine: they submit the group's requests together, and each takes back its own."""
+        if prompts:
+            check_prompt_length(prompts, self.max_model_len)
         for request in params:
             if request.seed is None and self.request_rng is not None:
                 request.seed = self.request_rng.getrandbits(31)
@@ -581,6 +594,16 @@ def merge_cache_rows(parts: list) -> tuple:
         layer.keys, layer.values = torch.cat(keys), torch.cat(values)
     masks = [torch.nn.functional.pad(mask, (length - mask.shape[1], 0)) for _, _, mask, _ in parts]
     return merged, torch.cat([p[1] for p in parts]), torch.cat(masks), torch.cat([p[3] for p in parts])
+
+
+def check_prompt_length(prompts: list, max_model_len: int) -> int:
+    """The longest prompt's length; a prompt that leaves no room for a reply is refused (both samplers)."""
+    longest = max(len(p) for p in prompts)
+    if longest >= max_model_len:
+        raise SystemExit(f"a prompt of {longest} tokens leaves no room for a reply within --max-model-len "
+                         f"{max_model_len}: raise it (up to the model's context) or shorten the prompts "
+                         f"(--history-window, --include-admissible)")
+    return longest
 
 
 def repack_tied_lm_head(model) -> None:
@@ -765,9 +788,10 @@ def repeats(text: str, window: int, count: int) -> bool:
     return False
 
 
-def math_stop(path: Path, segment_ids: list[int], tokenizer, args: Args) -> str:
-    """Why a math path ends after its latest segment `segment_ids` ("" while it goes on)."""
-    if path.action_ids and path.action_ids[-1] == tokenizer.eos_token_id:
+def math_stop(path: Path, segment_ids: list[int], tokenizer, args: Args, room: int | None = None) -> str:
+    """Why a math path ends after its latest segment `segment_ids` ("" while it goes on); `room`: the reply tokens
+    that fit after the prompt (--max-model-len)."""
+    if path.action_ids and path.action_ids[-1] in stop_token_ids(tokenizer):
         return "eos"
     text = tokenizer.decode(path.action_ids, skip_special_tokens=True)
     if BOXED.search(text):
@@ -775,7 +799,7 @@ def math_stop(path: Path, segment_ids: list[int], tokenizer, args: Args) -> str:
     looked_at = text if args.repetition_scope == "path" else tokenizer.decode(segment_ids, skip_special_tokens=True)
     if repeats(looked_at, args.repetition_window, args.repetition_count):  # the official code: the new segment
         return "repetition"
-    if len(path.action_ids) >= args.max_new_tokens:
+    if len(path.action_ids) >= min(args.max_new_tokens, room or args.max_new_tokens):
         return "length"
     return "depth" if len(path.node_ids) >= args.max_depth else ""
 
@@ -874,7 +898,7 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                 child.action_ids += ids
                 child.logprobs += logprobs
                 child.row = j
-                child.stop = math_stop(child, ids, tokenizer, args)
+                child.stop = math_stop(child, ids, tokenizer, args, sampler.max_model_len - len(prompts[child.tree]))
             (leaves[child.tree] if child.stop else active[child.tree]).append(child)
             finished_now[child.tree] += bool(child.stop)
         parents = []
@@ -1464,11 +1488,12 @@ def main(args: Args) -> str:
         model.gradient_checkpointing_enable()
     autocast = torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=args.bf16)  # --bf16: forwards only
     if args.backend == "vllm":
-        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed, world_size=world_size,
+        sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed, args.max_model_len, world_size,
                               tensor_parallel_size=args.vllm_tensor_parallel_size,
                               gpu_memory_utilization=args.vllm_gpu_memory_utilization)
     else:  # --fsdp: the sampler keeps a full copy (a sharded module's forward is a collective)
-        sampler = HFSampler(copy.deepcopy(model) if args.fsdp else model, tokenizer, args.max_new_tokens)
+        sampler = HFSampler(copy.deepcopy(model) if args.fsdp else model, tokenizer, args.max_new_tokens,
+                            args.max_model_len)
 
     # TRY NOT TO MODIFY: seeding (after building the sampler: an in-process vLLM reseeds the global generators)
     random.seed(args.seed)
@@ -1500,7 +1525,7 @@ def main(args: Args) -> str:
     # TRY NOT TO MODIFY: resume from the last checkpoint
     checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
     if args.resume and os.path.exists(checkpoint_path):
-        checkpoint = torch.load(checkpoint_path, weights_only=False)
+        checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=False)  # copied to each rank's device
         load_full_state(model, optimizer, checkpoint["model"], checkpoint["optimizer"], args.fsdp)
         start_step, rows = checkpoint["step"], checkpoint["rows"]
         task_rng.setstate(checkpoint["task_rng"])
@@ -1508,6 +1533,8 @@ def main(args: Args) -> str:
         random.setstate(rngs["python_rng"])
         np.random.set_state(rngs["numpy_rng"])
         torch.set_rng_state(rngs["torch_rng"])
+        if rngs.get("cuda_rng") is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state(rngs["cuda_rng"])
         minibatch_generator.set_state(checkpoint.get("minibatch_rng", minibatch_generator.get_state()))
         grad_norm_window.extend(checkpoint["grad_norm_window"])
         tree_rng.setstate(checkpoint["tree_rng"])
@@ -1691,7 +1718,9 @@ def main(args: Args) -> str:
         # TRY NOT TO MODIFY: checkpoint (atomic), every --checkpoint-every steps and at the last step of this run
         if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
             rngs = gather({"python_rng": random.getstate(), "numpy_rng": np.random.get_state(),
-                           "torch_rng": torch.get_rng_state()}, world_size)  # every rank's generators
+                           "torch_rng": torch.get_rng_state(),
+                           "cuda_rng": torch.cuda.get_rng_state() if torch.cuda.is_available() else None},
+                          world_size)  # every rank's generators
             model_state, optimizer_state = full_state(model, optimizer, args.fsdp)  # --fsdp: gathered by every rank
             if rank == 0:
                 save_checkpoint(checkpoint_path, {

@@ -129,3 +129,29 @@ def test_branchopd_runs_with_vllm_backend(env, mode, tmp_path, cache_dir):
     for row in train:  # continuations (branch) come from vLLM too, from the fork prefix
         assert expected[0] <= float(row["returns_per_task"]) <= expected[1]
         assert math.isfinite(float(row["policy_loss"])) and math.isfinite(float(row["teacher_student_kl"]))
+
+
+def test_vllm_honours_max_model_len_like_the_hf_sampler(policy_and_sampler):
+    """The engine's length is the model's (2048 here, not a fixed number): a reply stops where prompt + reply
+    reaches it, and a prompt that reaches it is refused with a message, as the HF sampler does."""
+    model, tokenizer, sampler = policy_and_sampler
+    assert sampler.max_model_len == model.config.max_position_embeddings == 2048
+    (ids, logprobs), = sampler.generate(prompts_of(tokenizer, [2044]), 1.0)  # 2045 tokens with BOS
+    assert 1 <= len(ids) == len(logprobs) <= 3
+    with pytest.raises(SystemExit, match="a prompt of 2048 tokens leaves no room for a reply"):
+        sampler.generate(prompts_of(tokenizer, [2047]), 1.0)
+
+
+def test_vllm_stops_at_a_templates_end_of_turn(tmp_path):
+    """A Gemma-style template ends a turn with `<end_of_turn>`, not EOS; the model below always says it. Both
+    samplers stop there (before, vLLM ran on to max_tokens)."""
+    from tests.test_first_gpu_run import GEMMA, chat_tokenizer, end_of_turn_model
+    tokenizer = chat_tokenizer(GEMMA, ["<start_of_turn>", "<end_of_turn>"])
+    end_of_turn = tokenizer.convert_tokens_to_ids("<end_of_turn>")
+    end_of_turn_model(tokenizer, end_of_turn).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    sampler = VLLMSampler(str(tmp_path), tokenizer, max_new_tokens=6, seed=0)
+    text = tokenizer.apply_chat_template([{"role": "user", "content": "w1 w2"}], add_generation_prompt=True,
+                                         tokenize=False)
+    (ids, _), = sampler.generate([tokenizer(text, add_special_tokens=False)["input_ids"]], 1.0)
+    assert ids == [end_of_turn]
