@@ -102,12 +102,11 @@ def test_the_local_sandbox_sees_its_work_dir_and_the_system_only(monkeypatch):
     correct = package_files(task, buggy=False)[task["file"]]
     markers, made = {}, []
     try:
-        for place in ("/var/tmp", "/opt", "/srv", "/mnt", "/home", "/etc", "/usr/local"):
-            os.makedirs(place, exist_ok=True)
+        for place in ("/home", "/var/tmp", "/opt", "/srv", "/mnt", "/etc", "/usr/local"):  # Debian has them all
             made.append(tempfile.mkdtemp(prefix="tree-rl-marker-", dir=place))
             os.chmod(made[-1], 0o755)
             markers[os.path.join(made[-1], "marker.txt")] = f"marker of {place}"
-        markers[os.path.join(made[4], task["file"])] = correct  # the answer key of a checkout in a home directory
+        markers[os.path.join(made[0], task["file"])] = correct  # the answer key of a checkout in a home directory
         for path, text in markers.items():
             with open(path, "w") as f:
                 f.write(text)
@@ -186,10 +185,24 @@ def test_an_exit_handler_that_rewrites_the_report_does_not_pay(env, monkeypatch)
     assert reward == 0.0 and not info["tampered"]  # the fresh grader ended the process before the handler ran
 
 
+def test_files_planted_in_the_agents_sandbox_are_not_graded(env):
+    """A conftest.py that turns every test into a pass, planted by the edited visible tests at `run_tests`: it
+    works in the agent's sandbox, and grading (a fresh sandbox with the package's source files only) never sees it."""
+    env.reset(options={"task_id": 0})
+    plant = ("import pytest; open('conftest.py', 'w').write('def pytest_collection_modifyitems(items):\\n"
+             "    for item in items:\\n        item.runtest = lambda: None\\n')")
+    env.step(f"edit tests/test_{env.state.task['package']}.py 1 {plant}")
+    assert "failed" in env.step("run_tests")[0]  # the bug is still there; this run plants conftest.py
+    obs = env.step("run_tests")[0]
+    assert "passed" in obs and "failed" not in obs  # positive control: in the agent's sandbox every test passes
+    _, reward, _, _, info = env.step("submit")
+    assert reward == 0.0 and not info["tampered"]
+
+
 def test_a_printed_result_without_the_nonce_does_not_pay(env, monkeypatch):
     env.reset(options={"task_id": 0})
     task = env.state.task
-    forged = json.dumps(sorted(task["fail_to_pass"] + task["pass_to_pass"]))
+    forged = " ".join(task["fail_to_pass"] + task["pass_to_pass"])
     # pytest captures fd 1 while it imports the package: the line goes to every pipe the process holds (its saved
     # stdout among them), then the process ends before the grader can answer
     code = (f"import os, stat; [os.write(fd, b'\\n{env_module.GRADE_MARKER} {NONCE_GUESS} {forged}\\n') "
@@ -216,7 +229,8 @@ HOSTILE = ["import atexit", "os._exit(0)", "sys.exit(0)", "raise SystemExit", "i
            "from _pytest import runner", "builtins.len = None", "__builtins__['len'] = None", "gc.get_objects()",
            "x = open('/proc/self/mem')", "y = __import__('o' + 's')", "importlib.import_module('os')", "exec('x = 1')",
            "f = e.__traceback__.tb_frame", "().__class__.__base__.__subclasses__()", "p = '.grade_nonce'", "quit()",
-           "signal.alarm(1)", "getattr(a, 'b')", "threading.Thread(target=f).start()"]
+           "signal.alarm(1)", "getattr(a, 'b')", "threading.Thread(target=f).start()", "import __main__",
+           "import posix"]
 
 
 def test_the_tamper_guard_passes_every_fix_and_flags_hostile_lines():

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 import re
 import secrets
 import shlex
@@ -44,38 +43,50 @@ MAX_OUTPUT_LINES, MAX_OUTPUT_CHARS = 25, 1500
 TEST_TIMEOUT = 20.0
 PYTEST = "python3 -m pytest -q --tb=short -p no:cacheprovider"  # plugin autoload is off (sandbox ENVIRONMENT)
 # The grader: pytest with a trusted plugin, given before any tested code is imported. A test passes when its call
-# passed and none of its phases failed; at the session's end the plugin writes the passing ids after a marker with
-# a nonce (read from a file it deletes first, so the tested code never sees it) and ends the process at once: no
-# exit handler of the tested code runs, and a line the tested code prints lacks the nonce.
+# passed and none of its phases failed; at the session's end the plugin writes the passing ids after a marker and a
+# nonce (read from a file it deletes first, kept in a closure) and ends the process at once: no exit handler of the
+# tested code runs, a line the tested code prints lacks the nonce, and the functions it writes and exits with were
+# taken before the tested code could patch their modules.
 GRADE_NONCE = ".grade_nonce"
 GRADE_MARKER = "tree-rl-grade"
-GRADER = f"""import os, sys, json
+GRADER = f"""import sys
+from os import _exit, remove, write
+
 import pytest
-nonce = open({GRADE_NONCE!r}).read()
-os.remove({GRADE_NONCE!r})
-class Recorder:
+
+
+def grade():
+    nonce = open({GRADE_NONCE!r}).read()
+    remove({GRADE_NONCE!r})
     passed, failed = set(), set()
-    def pytest_runtest_logreport(self, report):
-        if report.when == "call" and report.passed:
-            self.passed.add(report.nodeid)
-        elif not report.passed:
-            self.failed.add(report.nodeid)
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session):
-        passed = sorted(self.passed - self.failed)
-        os.write(1, ("\\n{GRADE_MARKER} " + nonce + " " + json.dumps(passed) + "\\n").encode())
-        os._exit(0)
-pytest.main(["-q", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[Recorder()])
-os._exit(1)
+
+    class Recorder:
+        def pytest_runtest_logreport(self, report):
+            if report.when == "call" and report.passed:
+                passed.add(report.nodeid)
+            elif not report.passed:
+                failed.add(report.nodeid)
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_sessionfinish(self, session):
+            write(1, ("\\n{GRADE_MARKER} " + nonce + " " + " ".join(sorted(passed - failed)) + "\\n").encode())
+            _exit(0)
+
+    pytest.main(["-q", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[Recorder()])
+    _exit(1)
+
+
+grade()
 """
 # Changed lines that reach for the test machinery, the interpreter or the process: a fix of these packages never
 # needs them. In-process code can still patch the interpreter it runs in without these names (docs/envs.md).
 TAMPERING = re.compile(
     r"(?<![\w.])(?<!def )(atexit|exit|quit|_exit|SystemExit|pytest|_pytest|builtins|gc|sys|os|signal|threading|"
     r"_thread|multiprocessing|subprocess|importlib|exec|eval|compile|globals|locals|vars|setattr|delattr|getattr|open|"
-    r"inspect|ctypes|io|mmap|pathlib|shutil|socket|resource|faulthandler|breakpoint)\b"
+    r"inspect|ctypes|io|mmap|pathlib|shutil|socket|resource|faulthandler|breakpoint|posix|_posixsubprocess|_io|"
+    r"_signal|fcntl|pty)\b"
     r"|__(import|builtins|subclasses|globals|code|class|base|bases|mro|dict|loader|spec|getattribute|reduce|"
-    r"reduce_ex|closure|func|self|module|file|traceback)__"
+    r"reduce_ex|closure|func|self|module|file|traceback|main)__"
     r"|\b(tb_frame|f_back|f_globals|f_locals|f_builtins|f_code|gi_frame|cr_frame)\b|/proc|grade|junit")
 _TIMING = re.compile(r" in \d+\.\d+s")
 _ADDRESS = re.compile(r"\b0x[0-9a-f]{6,}\b")
@@ -466,7 +477,4 @@ def graded_passed(output: str, nonce: str) -> set[str]:
     """The passing test ids `GRADER` wrote after its marker and this grading's nonce (none without them)."""
     prefix = f"{GRADE_MARKER} {nonce} "
     lines = [line for line in output.split("\n") if line.startswith(prefix)]
-    try:
-        return set(json.loads(lines[-1][len(prefix):])) if lines else set()
-    except ValueError:
-        return set()
+    return set(lines[-1][len(prefix):].split()) if lines else set()
