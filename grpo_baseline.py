@@ -43,7 +43,6 @@ from typing import Literal
 import numpy as np
 import torch
 import torch.distributed as dist
-import torch.utils.checkpoint
 import tyro
 from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict, get_optimizer_state_dict,
                                                      set_model_state_dict, set_optimizer_state_dict)
@@ -585,7 +584,7 @@ def assign_advantages(decisions: list[Decision], episodes: list[Episode], args: 
 # ---------------------------------------------------------------------------------------------------
 # Loss
 # ---------------------------------------------------------------------------------------------------
-LOSS_CHUNK_TOKENS = 4096  # action tokens whose full-vocabulary float32 rows exist at once in `action_logprobs`
+LOSS_CHUNK_BYTES = 128 << 20  # the float32 vocabulary rows `action_logprobs` holds at once
 
 
 def scaled_logits(logits, allowed, temperature: float):
@@ -594,13 +593,37 @@ def scaled_logits(logits, allowed, temperature: float):
     return scaled if allowed is None else scaled.masked_fill(~allowed, float("-inf"))
 
 
-def taken_logprobs(logits, targets, allowed, temperature: float):
-    """log pi(taken token) = its logit - logsumexp over the vocabulary (selective log-softmax)."""
-    scaled = scaled_logits(logits, allowed, temperature)
-    return scaled.gather(-1, targets[..., None]).squeeze(-1) - torch.logsumexp(scaled, dim=-1)
+class SelectiveLogSoftmax(torch.autograd.Function):
+    """log softmax(logits / T) at the taken tokens, a block of positions at a time: logit - logsumexp. The backward
+    pass recomputes each block's softmax and writes (onehot - p) / T times the incoming gradient into one buffer:
+    besides the logits and their gradient, no full-vocabulary tensor of the batch ever exists."""
+
+    @staticmethod
+    def forward(ctx, logits, targets, allowed, temperature: float, blocks: list):
+        out = torch.empty(targets.shape, device=logits.device)
+        for rows, columns in blocks:
+            scaled = scaled_logits(logits[rows, columns], None if allowed is None else allowed[rows, columns],
+                                   temperature)
+            out[rows, columns] = scaled.gather(-1, targets[rows, columns, None]).squeeze(-1) - scaled.logsumexp(-1)
+        ctx.save_for_backward(logits, targets, allowed)
+        ctx.temperature, ctx.blocks = temperature, blocks
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        logits, targets, allowed = ctx.saved_tensors
+        grad_logits = torch.zeros_like(logits)
+        for rows, columns in ctx.blocks:
+            scaled = scaled_logits(logits[rows, columns], None if allowed is None else allowed[rows, columns],
+                                   ctx.temperature)
+            incoming = grad[rows, columns, None].float()
+            block = torch.softmax(scaled, dim=-1).mul_(-incoming)  # d/dz (z_t - logsumexp z) = onehot - p
+            block.scatter_add_(-1, targets[rows, columns, None], incoming)
+            grad_logits[rows, columns] = (block / ctx.temperature).to(grad_logits.dtype)
+        return grad_logits, None, None, None, None
 
 
-def token_entropy(logits, targets, allowed, temperature: float):
+def token_entropy(logits, allowed, temperature: float):
     """The policy's entropy at every position (tokens the mask removed add 0)."""
     logprobs_all = torch.log_softmax(scaled_logits(logits, allowed, temperature), dim=-1)
     return -(logprobs_all.exp() * logprobs_all.nan_to_num(neginf=0.0)).sum(-1)
@@ -610,8 +633,9 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
     """Log-probs and entropies of each decision's action tokens: (B, A) tensors and the (B, A) mask.
 
     Sequences are left-padded so that every action ends at the last column; only the last A+1 positions go through
-    the LM head. The taken tokens' log-probs are computed a few rows at a time and recomputed in the backward pass,
-    and the entropy carries no gradient: no full-vocabulary float32 tensor of the batch is ever kept.
+    the LM head (the logits keep the model's dtype). The taken tokens' log-probs come from `SelectiveLogSoftmax`, a
+    block of positions at a time, and the entropy carries no gradient: no full-vocabulary float32 tensor of the
+    batch is built.
     """
     lengths, device = [len(d.prompt_ids) + len(d.action_ids) for d in decisions], next(model.parameters()).device
     total, width = max(lengths), max(len(d.action_ids) for d in decisions)
@@ -623,8 +647,8 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
         attention_mask[row, total - n:] = 1
         action_mask[row, width - len(d.action_ids):] = True
     position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-    logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                   logits_to_keep=width + 1).logits[:, :-1]  # (B, A, V) in the model's dtype: predicts action tokens
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,  # (B, A, V):
+                   logits_to_keep=torch.arange(total - width - 1, total - 1, device=device)).logits  # action tokens
     allowed = None
     if any(d.allowed for d in decisions):  # --constrain-actions: the masked distribution the sampler drew from
         allowed = torch.ones_like(logits, dtype=torch.bool)
@@ -632,17 +656,18 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
             for t, ids in enumerate(d.allowed or []):
                 allowed[row, width - len(d.action_ids) + t] = False
                 allowed[row, width - len(d.action_ids) + t, ids] = True
-    targets, chunks = input_ids[:, total - width:], []
-    for start in range(0, len(decisions), max(1, LOSS_CHUNK_TOKENS // width)):  # a few rows of float32 at a time
-        rows = slice(start, start + max(1, LOSS_CHUNK_TOKENS // width))
-        part = (logits[rows], targets[rows], None if allowed is None else allowed[rows], temperature)
-        if torch.is_grad_enabled() and logits.requires_grad:  # recomputed in the backward pass, never all kept
-            taken = torch.utils.checkpoint.checkpoint(taken_logprobs, *part, use_reentrant=False)
-        else:
-            taken = taken_logprobs(*part)
-        with torch.no_grad():
-            chunks.append((taken, token_entropy(*part)))
-    logprobs, entropy = torch.cat([c[0] for c in chunks]), torch.cat([c[1] for c in chunks])  # (B, A) each
+    targets = input_ids[:, total - width:]
+    span = max(1, LOSS_CHUNK_BYTES // (4 * logits.shape[-1]))  # positions whose float32 rows fit a block
+    rows_at_once = max(1, span // width)  # whole rows at once where they fit, else a row's positions in pieces
+    blocks = [(slice(r, r + rows_at_once), slice(None)) for r in range(0, len(decisions), rows_at_once)] \
+        if span >= width else [(slice(r, r + 1), slice(c, c + span)) for r in range(len(decisions))
+                               for c in range(0, width, span)]
+    logprobs = SelectiveLogSoftmax.apply(logits, targets, allowed, temperature, blocks)  # (B, A)
+    entropy = torch.zeros(action_mask.shape, device=device)
+    with torch.no_grad():
+        for rows, columns in blocks:
+            entropy[rows, columns] = token_entropy(logits[rows, columns],
+                                                   None if allowed is None else allowed[rows, columns], temperature)
     return logprobs, entropy, action_mask
 
 
@@ -830,7 +855,7 @@ def memory_plan(config, num_parameters: int, args: Args, world_size: int, device
     value = 2 if args.bf16 else 4  # bytes of an activation
     per_layer = (17 * hidden + 2.5 * heads * sequence) * value * rows * sequence  # (34 h + 5 a s) / 2 values
     kept = layers * rows * sequence * hidden * value + per_layer if args.gradient_checkpointing else layers * per_layer
-    logits = 2 * rows * args.max_new_tokens * vocab * value + 3 * LOSS_CHUNK_TOKENS * vocab * 4
+    logits = 2 * rows * args.max_new_tokens * vocab * value + 3 * LOSS_CHUNK_BYTES
     if args.backend == "vllm":
         engine = args.vllm_gpu_memory_utilization * device_bytes if device_bytes else num_parameters * 4 + (256 << 20)
     else:

@@ -42,9 +42,10 @@ def reference_logprobs(model, decisions, pad_token_id, temperature):
 @pytest.mark.parametrize("constrained", [False, True])
 def test_selective_log_softmax_equals_the_full_one(script, constrained, monkeypatch):
     module = importlib.import_module(script)
-    monkeypatch.setattr(module, "LOSS_CHUNK_TOKENS", 7)  # several chunks of rows
     torch.manual_seed(0)
     tokenizer = build_word_tokenizer(WORDS)
+    span = 4 if constrained else 12  # action width 6: pieces of a row, or 2 rows per chunk
+    monkeypatch.setattr(module, "LOSS_CHUNK_BYTES", 4 * len(tokenizer) * span)
     model = build_tiny_model(tokenizer)
     generator = torch.Generator().manual_seed(1)
     decisions = []
