@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import copy
 import csv
+import itertools
 import json
 import math
 import os
@@ -107,6 +108,14 @@ class Args:
     preset: Literal["none", "paper"] = "none"
     """`paper`: the paper's published hyperparameters (PRESETS below) as the defaults; flags given still win"""
 
+    token_budget: int | None = None
+    """end the run when its sampled tokens reach this many (the step that crosses it is the last; its overshoot is
+    logged): one budget for every algorithm is matched compute. The learning-rate schedule, evaluations and checkpoints
+    then follow the share of the budget done, --total-steps being the nominal length their intervals refer to; under
+    torchrun the ranks' tokens are summed"""
+    eval_only: bool = False
+    """evaluate the policy (--model DIR, the warm start, or --resume RUN's last checkpoint) on --eval-splits and stop:
+    outcomes.jsonl, every episode in transcripts.jsonl (bench/show_episodes.py prints them), the summary; no training"""
     total_steps: int | None = None
     """gradient steps (default per env, see ENV_DEFAULTS)"""
     tasks_per_step: int | None = None
@@ -177,6 +186,9 @@ class Args:
     eval_splits: tuple[str, ...] | None = None
     """held-out splits, each evaluated (default per env: test; ALFWorld eval and eval_ood); the first is the one
     the curve's error bars and the summary's first rows use"""
+    eval_samples: int = 4
+    """sampled evaluation: plays of each held-out task at the first and the last evaluation (1 in between), so each
+    task's success rate is estimable; every evaluation writes one record per task and play to outcomes.jsonl"""
     eval_temperature: float | None = None
     """sampling temperature of the sampled evaluation (default: --temperature)"""
     checkpoint_every: int = 10
@@ -221,7 +233,7 @@ POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperatur
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
                   "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks",
                   "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization", "max_model_len",
-                  "micro_batch_size")
+                  "micro_batch_size", "eval_samples", "token_budget")
 NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob")
 
@@ -708,15 +720,35 @@ def padded(values: list[list[float]], width: int) -> torch.Tensor:
 # Evaluation
 # ---------------------------------------------------------------------------------------------------
 def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperature: float,
-             rank: int = 0, world_size: int = 1) -> tuple[dict, list]:
-    """Held-out success and mean reward with their standard errors (binomial for success), and the episodes.
-    Under torchrun each rank plays every world_size-th task; the episodes are gathered."""
-    shard = task_ids[rank::world_size]
-    _, episodes = rollout(reset_starts(envs[:len(shard)], shard), sampler, tokenizer, args, temperature)
+             rank: int = 0, world_size: int = 1, samples: int = 1) -> tuple[dict, list, list]:
+    """Held-out success and mean reward with their standard errors over tasks, the episodes, and one record per task
+    and sample (won, reward, turns, action tokens; `samples` plays of each task, whose mean is its success). Under
+    torchrun each rank plays every world_size-th task; the episodes and records are gathered."""
+    shard, episodes, records = task_ids[rank::world_size], [], []
+    for sample in range(samples):
+        decisions, played = rollout(reset_starts(envs[:len(shard)], shard), sampler, tokenizer, args, temperature)
+        records += [{"sample": sample, "task_id": e.task_id, "won": bool(e.won), "reward": round(e.reward, 6),
+                     "turns": len(e.actions), "tokens": sum(len(decisions[d].action_ids) for d in e.decisions)}
+                    for e in played]
+        episodes += played
     episodes = [e for part in gather(episodes, world_size) for e in part]
-    won, rewards = np.array([e.won for e in episodes], dtype=float), np.array([e.reward for e in episodes])
-    return {"success": float(won.mean()), "success_se": float(np.sqrt(won.mean() * (1 - won.mean()) / len(won))),
-            "reward": float(rewards.mean()), "reward_se": float(rewards.std() / np.sqrt(len(rewards)))}, episodes
+    records = [r for part in gather(records, world_size) for r in part]
+    return task_means(records), episodes, records
+
+
+def task_means(records: list[dict]) -> dict:
+    """Success and reward over tasks (a task's value: the mean over its samples), each with its standard error over
+    tasks (the std of the per-task values / sqrt(tasks))."""
+    by_task: dict[int, list[dict]] = {}
+    for r in records:
+        by_task.setdefault(r["task_id"], []).append(r)
+    result = {}
+    for metric in ("success", "reward"):
+        values = np.array([np.mean([float(r["won" if metric == "success" else "reward"]) for r in task])
+                           for task in by_task.values()])
+        result[metric] = float(values.mean())
+        result[metric + "_se"] = float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else 0.0
+    return result
 
 
 def transcript(episode: Episode) -> dict:
@@ -791,20 +823,35 @@ def split_prefix(split: str, primary: bool) -> str:
     return "eval" if primary else split if split.startswith("eval") else f"eval_{split}"
 
 
-def summary_table(rows: list[dict], eval_sizes: dict[str, int], eval_temperature: float) -> str:
-    """Held-out results at the start (SFT) and at the end, +- one standard error, and the gain."""
+def summary_table(rows: list[dict], eval_sizes: dict[str, int], eval_temperature: float, outcomes_file: str) -> str:
+    """Held-out results at the start (SFT) and at the end, +- one standard error over tasks, and the gain +- its
+    paired standard error over tasks (the same tasks at both ends, from outcomes.jsonl; a re-run evaluation replaces
+    an earlier one of the same step). A rate every task shares has no spread: the note gives its rule-of-three
+    bound. bench/stats.py compares runs and seeds."""
     evals = [r for r in rows if r.get("eval_success_greedy") not in (None, "")]
-    first, last = evals[0], evals[-1]
-    lines = [f"  {'held-out (tasks)':34} start (step {first['step']})    end (step {last['step']})      gain"]
-    for i, (split, size) in enumerate(eval_sizes.items()):
+    first, last = evals[0]["step"], evals[-1]["step"]
+    with open(outcomes_file) as f:
+        latest = {(r["step"], r["split"], r["decoding"], r["sample"], r["task_id"]): r for r in map(json.loads, f)}
+    values: dict[tuple, dict[int, list[float]]] = {}  # (step, split, decoding, metric) -> task -> its plays
+    for (step, split, decoding, _, task), r in latest.items():
+        for metric, value in (("success", float(r["won"])), ("reward", float(r["reward"]))):
+            values.setdefault((step, split, decoding, metric), {}).setdefault(task, []).append(value)
+    se = lambda x: float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
+    one = first == last  # --eval-only: one evaluation
+    lines = [f"  {'held-out (tasks)':34} " + (f"step {first}" if one else
+                                              f"start (step {first})    end (step {last})      gain (paired)")]
+    flat = False
+    for split, size in eval_sizes.items():
         for metric in ("success", "reward"):
             for decoding, label in (("sampled", f"sampled (T={eval_temperature:g})"), ("greedy", "greedy")):
-                key = f"{split_prefix(split, i == 0)}_{metric}_{decoding}"
-                a, b = float(first[key]), float(last[key])
-                se_a, se_b = float(first[key + "_se"]), float(last[key + "_se"])
-                name = f"{split} ({size}) {metric}, {label}"
-                lines.append(f"  {name:34} {a:.3f} +- {se_a:.3f}    {b:.3f} +- {se_b:.3f}    {b - a:+.3f} +- "
-                             f"{math.hypot(se_a, se_b):.3f}")
+                start, end = (values[(step, split, decoding, metric)] for step in (first, last))
+                tasks = sorted(start.keys() & end.keys())
+                a, b = (np.array([np.mean(ends[t]) for t in tasks]) for ends in (start, end))
+                flat = flat or min(se(a), se(b)) == 0.0
+                lines.append(f"  {f'{split} ({size}) {metric}, {label}':34} {a.mean():.3f} +- {se(a):.3f}" + (
+                    "" if one else f"    {b.mean():.3f} +- {se(b):.3f}    {(b - a).mean():+.3f} +- {se(b - a):.3f}"))
+    if flat:
+        lines.append("  (+- 0.000: every task scored alike; a rate of 0 over n tasks is below 3/n at 95%)")
     return "\n".join(lines)
 
 
@@ -1055,6 +1102,7 @@ def main(args: Args) -> str:
         with open(os.path.join(run_dir, "config.json")) as f:
             saved = {k: v for k, v in json.load(f).items() if k in Args.__dataclass_fields__}
         args = Args(**{**saved, "resume": run_dir, "total_steps": args.total_steps or saved["total_steps"],
+                       "token_budget": args.token_budget or saved.get("token_budget"), "eval_only": args.eval_only,
                        "stop_at_step": args.stop_at_step})
     elif rank > 0:
         args, run_dir = apply_env_defaults(args), None
@@ -1133,14 +1181,14 @@ def main(args: Args) -> str:
             args.eval_tasks, make_env(args.env, split=split, **env_kwargs).num_tasks))]
     task_rng = random.Random(args.seed)
     grad_norm_window = deque(maxlen=50)  # minibatch gradient norms of the last 50 minibatches
-    start_step, rows = 0, []
+    start_step, rows, sampled_total = 0, [], 0  # sampled_total: the run's sampled tokens so far
 
     # TRY NOT TO MODIFY: resume from the last checkpoint
     checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
     if args.resume and os.path.exists(checkpoint_path):
         checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=False)  # copied to each rank's device
         load_full_state(model, optimizer, checkpoint["model"], checkpoint["optimizer"], args.fsdp)
-        start_step, rows = checkpoint["step"], checkpoint["rows"]
+        start_step, rows, sampled_total = checkpoint["step"], checkpoint["rows"], checkpoint.get("sampled_tokens", 0)
         task_rng.setstate(checkpoint["task_rng"])
         rngs = checkpoint.get("rank_rngs", [checkpoint])[rank]  # each rank's own generators
         random.setstate(rngs["python_rng"])
@@ -1158,6 +1206,9 @@ def main(args: Args) -> str:
     local = lambda module: sum((p.to_local() if hasattr(p, "to_local") else p).numel() for p in module.parameters())
     print(format_memory_plan(memory_plan(model.config, sum(p.numel() for p in model.parameters()), args, world_size,
                                          device_bytes), device_bytes))  # a DTensor's numel() is its full size
+    if args.token_budget:  # the budget wins over --total-steps
+        print(f"--token-budget {args.token_budget}: the run ends when its sampled tokens reach it; --total-steps "
+              f"{args.total_steps} is only its nominal length (warmup, --eval-every, --checkpoint-every)")
     if args.fsdp:  # what this rank holds
         print(f"--fsdp: this rank holds {local(model)} of the learner's {sum(p.numel() for p in model.parameters())} "
               f"parameters" + (
@@ -1187,23 +1238,28 @@ def main(args: Args) -> str:
             csv.DictWriter(f, fieldnames=fieldnames).writerows(rows)
         os.replace(os.path.join(run_dir, "metrics.csv.tmp"), os.path.join(run_dir, "metrics.csv"))
 
-    def run_evaluation(step: int) -> None:
+    def run_evaluation(step: int, samples: int) -> None:  # `samples` plays of each task in the sampled evaluation
         model.eval()
-        row, shown = {"step": step}, []
+        row, shown, outcomes = {"step": step}, [], []
         for i, (split, envs) in enumerate(eval_envs.items()):
             for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
                 with autocast:
-                    result, episodes = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args, temperature,
-                                                rank, world_size)
+                    result, episodes, records = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args,
+                                                         temperature, rank, world_size,
+                                                         samples if decoding == "sampled" else 1)
                 for key, value in result.items():
                     metric, _, se = key.partition("_")
                     row[f"{split_prefix(split, i == 0)}_{metric}_{decoding}" + ("_se" if se else "")] = value
-                shown += [{"step": step, "split": split, "decoding": decoding, **transcript(e)} for e in episodes[:3]]
+                shown += [{"step": step, "split": split, "decoding": decoding, **transcript(e)}
+                          for e in (episodes if args.eval_only else episodes[:3])]
+                outcomes += [{"step": step, "split": split, "decoding": decoding, **r} for r in records]
         log_row(row)
         if rank > 0:
             return
         with open(os.path.join(run_dir, "transcripts.jsonl"), "a") as f:  # a few held-out episodes, as played
             f.writelines(json.dumps(t) + "\n" for t in shown)
+        with open(os.path.join(run_dir, "outcomes.jsonl"), "a") as f:  # every held-out task (and sample), as scored
+            f.writelines(json.dumps(r) + "\n" for r in outcomes)
         writer.add_text("eval/transcripts", "\n\n".join(
             f"`{t['split']} {t['decoding']}` task {t['task_id']}: {t['task']}  \nactions: {' / '.join(t['actions'])}  "
             f"\nreward {t['reward']}" for t in shown), step)
@@ -1214,15 +1270,28 @@ def main(args: Args) -> str:
                        f"sampled {row[prefix + '_reward_sampled']:.3f} greedy {row[prefix + '_reward_greedy']:.3f}")
         plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
 
-    last_step = min(args.total_steps, args.stop_at_step or args.total_steps)
-    progress = tqdm(range(start_step, last_step), initial=start_step, total=args.total_steps, desc="steps",
+    if args.eval_only:  # the policy as it is, on the held-out splits: no training
+        run_evaluation(start_step, args.eval_samples)
+        if rank == 0:
+            print(summary_table(rows[-1:], {split: len(envs) for split, envs in eval_envs.items()},
+                                args.eval_temperature, os.path.join(run_dir, "outcomes.jsonl")))
+        return run_dir
+
+    # TRY NOT TO MODIFY: the run's length, --total-steps steps or --token-budget sampled tokens; the learning rate,
+    # evaluations and checkpoints follow the share of it done, in nominal steps (`at`: --total-steps long)
+    length = args.token_budget or args.total_steps
+    done = sampled_total if args.token_budget else start_step
+    at = lambda units: units / length * args.total_steps
+    crossed = lambda before, after, every: bool(every) and int(at(after) // every) > int(at(before) // every)
+    progress = tqdm(total=length, initial=done, desc="sampled tokens" if args.token_budget else "steps",
                     disable=rank > 0)
-    for step in progress:
-        if (step == 0 or args.eval_every and step % args.eval_every == 0) and not any(
-                r["step"] == step and "eval_success_greedy" in r for r in rows):
-            run_evaluation(step)
+    if start_step == 0:
+        run_evaluation(0, args.eval_samples)
+    for step in itertools.count(start_step):
+        if done >= length or step == args.stop_at_step:
+            break
         step_start = time.time()
-        optimizer.param_groups[0]["lr"] = learning_rate_at(step)
+        optimizer.param_groups[0]["lr"] = learning_rate_at(at(done))
         # ALGO LOGIC: 1. rollouts: N independent episodes per task
         model.eval()
         task_ids = [task_rng.randrange(train_envs[0].num_tasks) for _ in range(args.tasks_per_step)]
@@ -1233,6 +1302,7 @@ def main(args: Args) -> str:
         with autocast:
             decisions, episodes = rollout(starts, sampler, tokenizer, args, args.temperature)
         rollout_time = time.time() - step_start
+        sampled_tokens = sum(len(d.action_ids) for d in decisions)  # what the sampler decoded, a shared prefix once
 
         # TRY NOT TO MODIFY: old log-probs from the learner (vLLM samples in its own precision: the first ratio is 1)
         old_logprob_gap = recompute_old_logprobs(model, decisions, tokenizer.pad_token_id, args, autocast,
@@ -1320,6 +1390,7 @@ def main(args: Args) -> str:
                "nonzero_advantage_fraction": float(np.mean([a > 0 for a in largest_advantage.values()])),
                "old_logprob_gap": old_logprob_gap,
                "decision_tokens": sum(len(d.action_ids) for d in decisions),
+               "sampled_tokens": sampled_tokens,
                "rollout_tokens_per_second": sum(len(d.action_ids) for d in decisions) / rollout_time,
                "step_seconds": time.time() - step_start}
         for key in ("policy_loss", "kl_ref", "approx_kl", "clipfrac", "entropy"):
@@ -1328,16 +1399,25 @@ def main(args: Args) -> str:
                                                   "rollout_tokens_per_second", "policy_loss", "kl_ref", "approx_kl",
                                                   "clipfrac", "decoded_tokens", "independent_tokens", "computed_tokens",
                                                   "engine_calls", "fallbacks", "dropped_tasks", "pbr_loss",
-                                                  "pbr_events"))  # counts, parts of global means
+                                                  "pbr_events", "sampled_tokens", "teacher_forward_tokens"))
+        before, done = done, done + (row["sampled_tokens"] if args.token_budget else 1)  # summed over the ranks
+        sampled_total += row["sampled_tokens"]
+        row["sampled_tokens_total"] = sampled_total
+        if args.token_budget and done >= length:  # the step that crosses the budget is the last
+            row["budget_overshoot"] = done - length
         log_row(row)
+        progress.update(done - before)
         progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
         tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "
                    f"invalid {row['invalid_action_rate']:.3f} | loss {row['policy_loss']:+.4f} "
                    f"kl {row['approx_kl']:.4f} clip {row['clipfrac']:.3f} ent {row['entropy']:.3f} | "
                    f"{row['step_seconds']:.1f}s")
 
-        # TRY NOT TO MODIFY: checkpoint (atomic), every --checkpoint-every steps and at the last step of this run
-        if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0 or step + 1 == last_step:
+        if crossed(before, done, args.eval_every) and done < length:  # every --eval-every (nominal) steps
+            run_evaluation(step + 1, 1)
+
+        # TRY NOT TO MODIFY: checkpoint (atomic), every --checkpoint-every (nominal) steps and at this run's last step
+        if crossed(before, done, args.checkpoint_every) or done >= length or step + 1 == args.stop_at_step:
             rngs = gather({"python_rng": random.getstate(), "numpy_rng": np.random.get_state(),
                            "torch_rng": torch.get_rng_state(),
                            "cuda_rng": torch.cuda.get_rng_state() if torch.cuda.is_available() else None},
@@ -1346,15 +1426,15 @@ def main(args: Args) -> str:
             if rank == 0:
                 save_checkpoint(checkpoint_path, {
                     "model": model_state, "optimizer": optimizer_state, "step": step + 1, "rows": rows,
-                    "task_rng": task_rng.getstate(), **rngs[0], "rank_rngs": rngs,
+                    "task_rng": task_rng.getstate(), **rngs[0], "rank_rngs": rngs, "sampled_tokens": sampled_total,
                     "minibatch_rng": minibatch_generator.get_state(), "grad_norm_window": list(grad_norm_window)})
 
     # TRY NOT TO MODIFY: the final evaluation, model and summary
-    if last_step < args.total_steps:
-        print(f"stopped at step {last_step}; continue with --resume {run_dir}")
+    if done < length:
+        print(f"stopped at step {step}; continue with --resume {run_dir}")
         return run_dir
-    if not any(r["step"] == args.total_steps and "eval_success_greedy" in r for r in rows):
-        run_evaluation(args.total_steps)
+    if not any(r["step"] == step and "eval_success_greedy" in r for r in rows):
+        run_evaluation(step, args.eval_samples)
     if world_size > 1:
         dist.barrier()
     if rank > 0:
@@ -1364,7 +1444,8 @@ def main(args: Args) -> str:
     with open(os.path.join(run_dir, "final_model", "prompt.json"), "w") as f:
         json.dump(prompt, f)
     writer.close()
-    print(summary_table(rows, {split: len(envs) for split, envs in eval_envs.items()}, args.eval_temperature))
+    print(summary_table(rows, {split: len(envs) for split, envs in eval_envs.items()}, args.eval_temperature,
+                        os.path.join(run_dir, "outcomes.jsonl")))
     print(f"learning curve: {os.path.join(run_dir, 'learning_curve.png')}")
     print(f"done: {run_dir} (metrics.csv, transcripts.jsonl, checkpoint.pt, final_model/)")
     return run_dir

@@ -1,0 +1,245 @@
+"""The statistics every table uses: what runs' per-task outcomes (outcomes.jsonl) say, with an interval and a verdict.
+
+Estimand: the held-out tasks a table names (this test set, not the task distribution): a test-set mean is a fixed
+number for a given trained policy, and what varies is the RL seed (and, for sampled evaluation, the plays). So a
+comparison is over seeds, paired twice: over the shared tasks (a task's difficulty cancels in its difference) and
+over the seeds both arms ran (the same seed number: the same warm start and task stream).
+
+For arms A and B, seed s and task t, y is the task's value (its success or reward, the mean over its plays) and
+d[s, t] = y_B[s, t] - y_A[s, t] where both have the pair. The estimate is the mean over seeds of the seed means D[s];
+its variance per seed is the larger of the seeds' spread var_s(D[s]) (n - 1 degrees of freedom) and the seed x task
+noise floor MS_residual / T of the two-way table d[s, t] ((n - 1)(T - 1) degrees of freedom): a handful of seeds can
+agree by chance, the task-level noise bounds how well they can. Seeds that only one arm ran are compared unpaired
+(Welch, each arm's variance floored alike). One seed per arm has no seed spread: its error is the task-level one and
+its verdict at most "inconclusive".
+
+Verdicts at 95%: `better` / `worse` when the interval excludes 0 (in a family, Holm's adjustment of the p-values
+decides: `holm`); `equivalent within +-delta` when the interval lies inside (-delta, delta) (delta 0.03 unless
+stated); otherwise `inconclusive`, with the seeds per arm that would decide it at 80% power: enough to tell the
+observed difference from 0, or to bound it within delta, whichever is fewer.
+
+    python bench/stats.py "runs/x/webshop__grpo_baseline__*" "runs/x/webshop__bpo__*"    # B - A, every metric
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+DELTA = 0.03  # the equivalence margin, in the metric's units (success: 3 points)
+METRICS = (("success", "greedy"), ("success", "sampled"), ("reward", "greedy"), ("reward", "sampled"))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reading runs
+# ---------------------------------------------------------------------------------------------------
+def load_outcomes(run_dir: str) -> list[dict]:
+    """A run's per-task records; an evaluation that was re-run (an interrupted run resumed) replaces its first."""
+    path = os.path.join(run_dir, "outcomes.jsonl")
+    if not os.path.exists(path):
+        raise SystemExit(f"{run_dir}: no outcomes.jsonl (a run made before per-task outcomes were kept: rerun it)")
+    with open(path) as f:
+        latest = {(r["step"], r["split"], r["decoding"], r["sample"], r["task_id"]): r
+                  for r in map(json.loads, filter(str.strip, f))}
+    return list(latest.values())
+
+
+def task_values(records: list[dict], step: int, split: str, decoding: str, metric: str) -> dict[int, float]:
+    """task id -> its success (or reward) at `step`, the mean over its plays."""
+    plays: dict[int, list[float]] = {}
+    for r in records:
+        if r["step"] == step and r["split"] == split and r["decoding"] == decoding:
+            plays.setdefault(r["task_id"], []).append(float(r["won"] if metric == "success" else r["reward"]))
+    return {t: float(np.mean(v)) for t, v in plays.items()}
+
+
+def evaluated_steps(records: list[dict]) -> list[int]:
+    return sorted({r["step"] for r in records})
+
+
+def runs_by_seed(pattern: str) -> dict[int, str]:
+    """seed -> run directory, for the runs matching `pattern` that hold outcomes.jsonl."""
+    runs = {}
+    for run_dir in sorted(glob.glob(pattern)):
+        if os.path.exists(os.path.join(run_dir, "outcomes.jsonl")):
+            with open(os.path.join(run_dir, "config.json")) as f:
+                runs[json.load(f)["seed"]] = run_dir
+    if not runs:
+        raise SystemExit(f"no run with outcomes.jsonl matches {pattern}")
+    return runs
+
+
+# ---------------------------------------------------------------------------------------------------
+# One comparison
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Comparison:
+    estimate: float  # B - A
+    se: float
+    df: float
+    low: float  # the 95% interval
+    high: float
+    p: float  # two-sided, against 0
+    seeds: int  # per arm (paired: both)
+    tasks: int
+    verdict: str = ""
+    seeds_needed: int | None = None  # inconclusive: per arm, at 80% power
+    note: str = ""
+
+    def cell(self) -> str:
+        """`+0.045 [+0.012, +0.078] better` or `... inconclusive (about 9 seeds per arm would decide)`."""
+        text = f"{self.estimate:+.3f} [{self.low:+.3f}, {self.high:+.3f}] {self.verdict}"
+        if self.verdict == "inconclusive" and self.seeds_needed:
+            text += f" (about {self.seeds_needed} seeds per arm would decide)"
+        return text
+
+
+def residual_variance(table: np.ndarray) -> float:
+    """The seed x task mean square of a (seeds, tasks) two-way table without replication."""
+    n, t = table.shape
+    if n < 2 or t < 2:
+        return float("nan")
+    residual = table - table.mean(axis=1, keepdims=True) - table.mean(axis=0, keepdims=True) + table.mean()
+    return float((residual ** 2).sum() / ((n - 1) * (t - 1)))
+
+
+def seed_variance(table: np.ndarray) -> tuple[float, float]:
+    """(variance of a seed's test-set mean, its degrees of freedom): the seeds' spread, floored by the seed x task
+    noise; one seed: the task-level variance of its values over T (its only measure of noise)."""
+    n, t = table.shape
+    if n == 1:
+        return float(table[0].var(ddof=1) / t) if t > 1 else 0.0, max(1, t - 1)
+    spread, floor = float(table.mean(axis=1).var(ddof=1)), residual_variance(table) / t
+    return (spread, n - 1) if spread >= floor else (floor, (n - 1) * (t - 1))
+
+
+def compare(a: dict[int, dict[int, float]], b: dict[int, dict[int, float]], delta: float = DELTA) -> Comparison:
+    """B - A over the tasks every run of both arms has; `a`, `b`: seed -> task -> value. Paired by seed where both
+    arms ran the same seeds, unpaired (Welch) otherwise."""
+    tasks = sorted(set.intersection(*(set(v) for v in list(a.values()) + list(b.values()))))
+    if not tasks:
+        raise ValueError("the arms share no task")
+    shared = sorted(set(a) & set(b))
+    if shared and set(a) == set(b):
+        table = np.array([[b[s][t] - a[s][t] for t in tasks] for s in shared])
+        variance, df = seed_variance(table)
+        estimate, n, se = float(table.mean()), len(shared), math.sqrt(variance / len(shared))
+    else:
+        parts = []
+        for arm in (a, b):
+            table = np.array([[arm[s][t] for t in tasks] for s in sorted(arm)])
+            parts.append((float(table.mean()), *seed_variance(table), len(arm)))
+        (mean_a, var_a, df_a, n_a), (mean_b, var_b, df_b, n_b) = parts
+        estimate, se = mean_b - mean_a, math.sqrt(var_a / n_a + var_b / n_b)
+        df = (var_a / n_a + var_b / n_b) ** 2 / max(1e-300, (var_a / n_a) ** 2 / df_a + (var_b / n_b) ** 2 / df_b)
+        n = min(n_a, n_b)
+    if se == 0.0:  # every seed and task agrees exactly
+        p = 0.0 if estimate != 0 else 1.0
+        low = high = estimate
+    else:
+        half = float(scipy_stats.t.ppf(0.975, df)) * se
+        low, high = estimate - half, estimate + half
+        p = float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
+    result = Comparison(estimate, se, df, low, high, p, n, len(tasks))
+    return decide(result, delta, p < 0.05)
+
+
+def decide(c: Comparison, delta: float, significant: bool) -> Comparison:
+    """The verdict of `c`, given whether its (possibly family-adjusted) test rejects 0."""
+    single_seed = c.seeds < 2
+    if significant and not single_seed:
+        c.verdict = "better" if c.estimate > 0 else "worse"
+    elif -delta < c.low and c.high < delta and not single_seed:
+        c.verdict = f"equivalent within +-{delta:g}"
+    else:
+        c.verdict = "inconclusive"
+        per_seed = c.se ** 2 * max(1, c.seeds)  # the variance one seed contributes
+        z = 1.959964 + 0.841621  # 95% two-sided, 80% power
+        wanted = [abs(c.estimate)] + ([delta - abs(c.estimate)] if abs(c.estimate) < delta else [])
+        needed = [math.ceil(z ** 2 * per_seed / w ** 2) for w in wanted if w > 1e-9]
+        c.seeds_needed = max(2, min(needed)) if needed and per_seed > 0 else None
+        c.note = "one seed per arm: no seed spread measured" if single_seed else c.note
+    return c
+
+
+def holm(comparisons: list[Comparison], delta: float = DELTA, alpha: float = 0.05) -> list[Comparison]:
+    """Holm's step-down adjustment over one family (say, every algorithm against GRPO in one table): the verdicts
+    `better` / `worse` only where the adjusted test rejects."""
+    order = sorted(range(len(comparisons)), key=lambda i: comparisons[i].p)
+    rejected, still = [False] * len(comparisons), True
+    for rank, i in enumerate(order):
+        still = still and comparisons[i].p <= alpha / (len(comparisons) - rank)
+        rejected[i] = still
+    return [decide(c, delta, r) for c, r in zip(comparisons, rejected)]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Compute to reach a threshold
+# ---------------------------------------------------------------------------------------------------
+def tokens_to_reach(tokens: list[float], values: list[float], threshold: float) -> float:
+    """The sampled tokens at the first evaluation from which the curve stays at or above `threshold` for two
+    consecutive evaluations (inf if it never does). The threshold is fixed before the curves are read."""
+    for i in range(len(values) - 1):
+        if values[i] >= threshold and values[i + 1] >= threshold:
+            return float(tokens[i])
+    return math.inf
+
+
+def ratio_interval(ratios: list[float]) -> tuple[float, float, float, int]:
+    """(geometric mean, 95% low, high, seeds that never reached) of per-seed token ratios, a t interval on logs."""
+    finite = np.log([r for r in ratios if math.isfinite(r) and r > 0])
+    missing = sum(1 for r in ratios if not math.isfinite(r))
+    if len(finite) < 2:
+        value = float(np.exp(finite.mean())) if len(finite) else math.inf
+        return value, math.nan, math.nan, missing
+    half = float(scipy_stats.t.ppf(0.975, len(finite) - 1)) * finite.std(ddof=1) / math.sqrt(len(finite))
+    return float(np.exp(finite.mean())), float(np.exp(finite.mean() - half)), float(np.exp(finite.mean() + half)), \
+        missing
+
+
+# ---------------------------------------------------------------------------------------------------
+# Command line: two groups of runs, B - A at their last evaluation, and each group's gain over its start
+# ---------------------------------------------------------------------------------------------------
+def arm(runs: dict[int, str], which: str, split: str, decoding: str, metric: str) -> dict[int, dict[int, float]]:
+    values = {}
+    for seed, run_dir in runs.items():
+        records = load_outcomes(run_dir)
+        steps = evaluated_steps([r for r in records if r["split"] == split])
+        values[seed] = task_values(records, steps[0] if which == "first" else steps[-1], split, decoding, metric)
+    return values
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("a", help="glob of group A's run directories (quote it)")
+    parser.add_argument("b", nargs="?", help="glob of group B's (else: A's gain over its start)")
+    parser.add_argument("--delta", type=float, default=DELTA, help="equivalence margin")
+    cli = parser.parse_args()
+    a = runs_by_seed(cli.a)
+    b = runs_by_seed(cli.b) if cli.b else None
+    splits = list(dict.fromkeys(r["split"] for r in load_outcomes(next(iter(a.values())))))
+    print(f"A = {cli.a} (seeds {sorted(a)})" + (f"\nB = {cli.b} (seeds {sorted(b)})" if b else ""))
+    print("per metric: estimate [95% interval] verdict; the estimand is these tasks, over seeds (bench/stats.py)")
+    for split in splits:
+        print(f"\n== {split} ==")
+        for metric, decoding in METRICS:
+            name = f"{metric}, {decoding}"
+            gain_a = compare(arm(a, "first", split, decoding, metric), arm(a, "last", split, decoding, metric),
+                             cli.delta)
+            line = f"  {name:18} A end - start {gain_a.cell()}"
+            if b:
+                difference = compare(arm(a, "last", split, decoding, metric), arm(b, "last", split, decoding, metric),
+                                     cli.delta)
+                line += f" | B - A {difference.cell()}"
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
