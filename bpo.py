@@ -1114,7 +1114,17 @@ def provenance(model_dir: str) -> dict:
     return {"git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain")),
             "packages": versions, "python": platform.python_version(), "torch_threads": torch.get_num_threads(),
             "cpu_count": os.cpu_count(), "device": torch.cuda.get_device_name() if torch.cuda.is_available() else
-            f"cpu ({platform.machine()})", "command": sys.argv, "model_dir": model_dir}
+            f"cpu ({platform.machine()})", "cpu": cpu_model(), "command": sys.argv, "model_dir": model_dir}
+
+
+def cpu_model() -> str:
+    """The CPU's name (its kernels decide float rounding, hence a warm start built on it: docs/warm_starts.md)."""
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        if names:
+            return names[0]
+    return platform.processor() or platform.machine()
 
 
 def save_checkpoint(path: str, state: dict) -> None:

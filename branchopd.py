@@ -1234,7 +1234,17 @@ def provenance(model_dir: str) -> dict:
     return {"git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain")),
             "packages": versions, "python": platform.python_version(), "torch_threads": torch.get_num_threads(),
             "cpu_count": os.cpu_count(), "device": torch.cuda.get_device_name() if torch.cuda.is_available() else
-            f"cpu ({platform.machine()})", "command": sys.argv, "model_dir": model_dir}
+            f"cpu ({platform.machine()})", "cpu": cpu_model(), "command": sys.argv, "model_dir": model_dir}
+
+
+def cpu_model() -> str:
+    """The CPU's name (its kernels decide float rounding, hence a warm start built on it: docs/warm_starts.md)."""
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        if names:
+            return names[0]
+    return platform.processor() or platform.machine()
 
 
 def save_checkpoint(path: str, state: dict) -> None:
@@ -1586,14 +1596,18 @@ def main(args: Args) -> str:
     if start_step == 0 and not args.shard_teacher:
         split, envs = next(iter(eval_envs.items()))
         teacher_sampler = HFSampler(teacher, tokenizer, args.max_new_tokens)
-        teacher_row = {"step": 0}
+        teacher_row, teacher_records = {"step": 0}, []
         for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
             with autocast:
-                result, _, _ = evaluate(envs, list(range(len(envs))), teacher_sampler, tokenizer, args,
-                                        temperature, None, rank, world_size)
+                result, _, records = evaluate(envs, list(range(len(envs))), teacher_sampler, tokenizer, args,
+                                              temperature, None, rank, world_size)
             teacher_row.update({f"teacher_success_{decoding}": result["success"],
                                 f"teacher_success_{decoding}_se": result["success_se"]})
+            teacher_records += [{"step": 0, "split": split, "decoding": f"teacher_{decoding}", **r} for r in records]
         log_row(teacher_row)
+        if rank == 0:  # the teacher's per-task records beside the student's (bench/summarize_runs.py pairs them)
+            with open(os.path.join(run_dir, "outcomes.jsonl"), "a") as f:
+                f.writelines(json.dumps(r) + "\n" for r in teacher_records)
         tqdm.write(f"teacher on {len(envs)} {split} tasks: success sampled "
                    f"{teacher_row['teacher_success_sampled']:.3f} "
                    f"greedy {teacher_row['teacher_success_greedy']:.3f}")

@@ -1,24 +1,27 @@
-"""Every algorithm from the same cached warm start, at matched returns per task and matched sampled tokens.
+"""Every algorithm from the same cached warm start, at matched returns per task and one sampled-token budget.
 
 Runs GRPO and RLOO (`grpo_baseline.py --num-generations N`), BPO (`bpo.py`, N = 1 + M(K-1) = 7 by default),
 TreePO (`treepo.py --num-generations N`) and BranchOPD (`branchopd.py`, N = 1 + B k = 7 by default; a
 distillation method with its own teacher, marked as such) for each seed, then writes
 `OUT_DIR/compare_ENV.md` and `compare_ENV.png` (`compare_ENV_ALGO_ALGO.md` for a subset of `--algorithms`).
 
-Matched sampled tokens: a short calibration run of each algorithm from the warm start (`--calibration-steps`,
-seed 1) measures its sampled tokens per step (what its sampler decoded, `summarize_runs.sampled_tokens`: for
-TreePO every tree dynamic sampling grew, dropped ones included, each shared prefix once); GRPO runs the
-script's default step count S (or `--total-steps`), every other algorithm S * (GRPO's tokens per step / its
-own), and evaluates at the same fractions of its run. The table states the tokens each one actually sampled,
-so the match can be checked.
+Matched compute: every run gets the same `--token-budget` B (per env, TOKEN_BUDGETS; what its sampler decoded,
+`summarize_runs.sampled_tokens`: for TreePO every tree dynamic sampling grew, dropped ones included, each shared
+prefix once): a run ends at the step that crosses B, and its learning rate, evaluations and checkpoints follow the
+share of B done, so every algorithm is evaluated at the same fractions of the budget. The table states the
+tokens each one sampled and its overshoot, so the match can be checked.
 
 The tables: each algorithm's steps, sampled tokens, training seconds, its training rollouts' success (mean over
-steps) and, for BPO, the share of rollout time its sandbox snapshots and restores took; then final held-out success and reward, sampled and greedy (mean +- std over seeds), each against GRPO
-with the standard error of the difference (evaluation error and seed spread, as bench/summarize_runs.py;
-"better" / "worse" only beyond twice it), and the step, sampled tokens and training wall-clock at which the
-mean curve first reaches GRPO's final value of `--reach-metric`, or "not reached". The PNG has three panels
-per decoding: success against steps, against sampled tokens and against training wall-clock (rollouts and
-updates, evaluations excluded), one curve per algorithm with a band of one std over seeds.
+steps) and, for BPO, the share of rollout time its sandbox snapshots and restores took; then, per held-out split,
+final success and reward, sampled and greedy (mean +- std over seeds), each algorithm's gain over the start and
+its difference from GRPO as bench/stats.py gives them (the estimand: these tasks, over seeds; paired over tasks
+and seeds; estimate [95% interval] and a verdict: better / worse / equivalent within +-0.03 / inconclusive with the
+seeds that would decide it). The primary metric, greedy success on the first split, forms one family across the
+algorithms (Holm); every other cell is secondary. Last, the sampled tokens at which each seed first holds GRPO's
+final mean greedy success (a threshold fixed from GRPO's runs before the others are read) for two evaluations,
+as a ratio to the same seed's GRPO run, with a 95% interval. The PNG has three panels per decoding: success
+against steps, against sampled tokens and against training wall-clock (rollouts and updates, evaluations
+excluded), one curve per algorithm with a band of one std over seeds.
 
 Resumable: each run's log and run directory are recorded in RUNS_DIR/compare_ENV_runs.json; a finished run is
 not run again, and an interrupted one continues from its checkpoint (`--resume`).
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -40,7 +44,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from summarize_runs import difference_se, eval_curve, read_rows, sampled_tokens, split_prefixes, verdict
+import stats
+from summarize_runs import eval_curve, read_rows, split_prefixes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # algorithm -> (label, script, flags); `{n}` is the matched number of returns per task
@@ -52,13 +57,10 @@ ALGORITHMS = {
     "branchopd": ("BranchOPD (distillation: teacher signal, no reward)", "branchopd.py", []),
 }
 METRICS = ("success_sampled", "success_greedy", "reward_sampled", "reward_greedy")
-
-
-def script_defaults(script: str, env: str) -> dict:
-    """The script's per-env defaults (total_steps, eval_every, ...), read from its ENV_DEFAULTS and Args."""
-    sys.path.insert(0, ROOT)
-    module = __import__(script[:-3])
-    return {"total_steps": module.ENV_DEFAULTS[env]["total_steps"], "eval_every": module.Args.eval_every}
+# The sampled-token budget every algorithm gets: about what GRPO's default run samples at N = 7 (its default
+# steps times its tokens per step in the earlier tables: webshop 60 x 1.8k, math 300 x 1.6k, alfworld 40 x 5.4k,
+# swe 30 x 3.4k)
+TOKEN_BUDGETS = {"webshop": 110_000, "math": 490_000, "alfworld": 220_000, "swe": 100_000}
 
 
 STATE_LOCK = threading.Lock()  # jobs run in threads: one writer of the state file at a time
@@ -115,23 +117,18 @@ def save_state(state: dict, path: str, entry: dict, **fields) -> None:
         os.replace(path + ".tmp", path)
 
 
-def tokens_per_step(run_dir: str) -> float:
-    rows = [r for r in read_rows(os.path.join(ROOT, run_dir)) if r.get("decision_tokens")]
-    return float(np.mean([sampled_tokens(r) for r in rows]))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="webshop", choices=["webshop", "math", "alfworld", "swe"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
     parser.add_argument("--num-generations", type=int, default=7, help="returns per task N (BPO: 1 + M(K-1) = 7)")
-    parser.add_argument("--total-steps", type=int, default=None, help="GRPO's steps (default: the script's)")
-    parser.add_argument("--eval-every", type=int, default=None, help="GRPO's evaluation interval (default: the "
-                                                                       "script's); the others at the same fractions")
+    parser.add_argument("--token-budget", type=int, default=None,
+                        help="sampled tokens of every run (default per env: TOKEN_BUDGETS)")
+    parser.add_argument("--eval-every", type=int, default=None, help="evaluation interval in the scripts' nominal "
+                                                                       "steps (default: the script's)")
     parser.add_argument("--eval-tasks", type=int, default=None, help="held-out tasks per split (default: the script's)")
-    parser.add_argument("--calibration-steps", type=int, default=3, help="steps of each calibration run")
-    parser.add_argument("--reach-metric", default="success_greedy", choices=METRICS)
+    parser.add_argument("--delta", type=float, default=stats.DELTA, help="the equivalence margin of the verdicts")
     parser.add_argument("--parallel", type=int, default=2, help="runs at a time (each with one torch thread)")
     parser.add_argument("--runs-dir", default="runs/compare")
     parser.add_argument("--out-dir", default="bench/results")
@@ -140,56 +137,31 @@ def main() -> None:
     cli = parser.parse_args()
     cli.script_args = cli.script_args[1:] if cli.script_args[:1] == ["--"] else cli.script_args
     if "grpo" not in cli.algorithms:
-        parser.error("--algorithms must include grpo: the others are matched to it")
+        parser.error("--algorithms must include grpo: the others are compared with it")
+    budget = cli.token_budget or TOKEN_BUDGETS[cli.env]
     out_dir, runs_dir = os.path.join(ROOT, cli.out_dir), os.path.join(ROOT, cli.runs_dir)
     os.makedirs(out_dir, exist_ok=True)
     os.makedirs(os.path.join(runs_dir, "logs"), exist_ok=True)
     state_path = os.path.join(runs_dir, f"compare_{cli.env}_runs.json")  # beside the runs it names
     state = json.load(open(state_path)) if os.path.exists(state_path) else {}
-    defaults = script_defaults("grpo_baseline.py", cli.env)
-    grpo_steps = cli.total_steps or defaults["total_steps"]
-    grpo_eval_every = cli.eval_every if cli.eval_every is not None else defaults["eval_every"]
-    common = ["--env", cli.env, "--runs-dir", os.path.relpath(runs_dir, ROOT)] + (
-        ["--eval-tasks", str(cli.eval_tasks)] if cli.eval_tasks else [])
+    common = ["--env", cli.env, "--runs-dir", os.path.relpath(runs_dir, ROOT), "--token-budget", str(budget)] + (
+        ["--eval-tasks", str(cli.eval_tasks)] if cli.eval_tasks else []) + (
+        ["--eval-every", str(cli.eval_every)] if cli.eval_every is not None else [])
 
     def command(name: str, seed: int, exp_name: str, extra: list[str]) -> list[str]:
         _, script, flags = ALGORITHMS[name]
         return [script, *common, "--seed", str(seed), "--exp-name", exp_name,
                 *[f.format(n=cli.num_generations) for f in flags], *extra, *cli.script_args]
 
-    def pool_run(jobs: list[dict], first_alone: bool) -> dict[str, str]:
-        # the calibrations: the warm start is built by the first job alone, before the others start
-        first, rest = (jobs[:1], jobs[1:]) if first_alone else ([], jobs)
-        done = {job["key"]: run(job, state, state_path) for job in first}
-        with ThreadPoolExecutor(cli.parallel) as pool:
-            futures = {job["key"]: pool.submit(run, job, state, state_path) for job in rest}
-        done.update({key: future.result() for key, future in futures.items()})
-        return done
+    # 1. the runs, GRPO's first seed alone (it builds the warm start every other run reads), then the rest
+    jobs = [{"key": f"{name}_{seed}", "log": os.path.join(runs_dir, "logs", f"{cli.env}_{name}_{seed}.log"),
+             "command": command(name, seed, f"compare_{name}", [])} for name in cli.algorithms for seed in cli.seeds]
+    run_dirs = {jobs[0]["key"]: run(jobs[0], state, state_path)}
+    with ThreadPoolExecutor(cli.parallel) as pool:
+        futures = {job["key"]: pool.submit(run, job, state, state_path) for job in jobs[1:]}
+    run_dirs.update({key: future.result() for key, future in futures.items()})
 
-    # 1. calibration: sampled tokens per step of each algorithm, from the warm start
-    calibration_jobs = []
-    for name in cli.algorithms:
-        log = os.path.join(runs_dir, "logs", f"{cli.env}_calibrate_{name}.log")
-        calibration_jobs.append({"key": f"calibrate_{name}", "log": log,
-                                 "command": command(name, 1, f"calibrate_{name}", [
-                                     "--total-steps", str(cli.calibration_steps), "--eval-every", "0",
-                                     "--eval-tasks", "1"])})
-    calibration = pool_run(calibration_jobs, first_alone=True)
-    per_step = {name: tokens_per_step(calibration[f"calibrate_{name}"]) for name in cli.algorithms}
-    steps = {name: max(1, round(grpo_steps * per_step["grpo"] / per_step[name])) for name in cli.algorithms}
-    eval_every = {name: max(1, round(grpo_eval_every * steps[name] / grpo_steps)) if grpo_eval_every else 0
-                  for name in cli.algorithms}
-
-    # 2. the runs, GRPO's first
-    jobs = []
-    for name in cli.algorithms:
-        for seed in cli.seeds:
-            jobs.append({"key": f"{name}_{seed}", "log": os.path.join(runs_dir, "logs", f"{cli.env}_{name}_{seed}.log"),
-                         "command": command(name, seed, f"compare_{name}", ["--total-steps", str(steps[name]),
-                                                                            "--eval-every", str(eval_every[name])])})
-    run_dirs = pool_run(jobs, first_alone=False)  # the calibrations built everything
-
-    # 3. table and figure
+    # 2. table and figure
     prefixes = split_prefixes(read_rows(os.path.join(ROOT, run_dirs[f"grpo_{cli.seeds[0]}"])))
     curves = {(name, key): [eval_curve(read_rows(os.path.join(ROOT, run_dirs[f"{name}_{seed}"])), key)
                              for seed in cli.seeds]
@@ -198,66 +170,90 @@ def main() -> None:
     invocation = " ".join(["python bench/compare.py --env", cli.env, "--seeds", *map(str, cli.seeds)] +
                           (["--algorithms", *cli.algorithms] if cli.algorithms != list(ALGORITHMS) else []) +
                           [f"--{k.replace('_', '-')} {v}" for k, v in (
-                              ("total_steps", cli.total_steps), ("eval_every", cli.eval_every),
-                              ("eval_tasks", cli.eval_tasks), ("calibration_steps", cli.calibration_steps
-                                                               if cli.calibration_steps != 3 else None)) if v]
+                              ("token_budget", cli.token_budget), ("eval_every", cli.eval_every),
+                              ("eval_tasks", cli.eval_tasks)) if v is not None]
                           + (["--", *cli.script_args] if cli.script_args else []))
-    lines = [f"# All algorithms on {cli.env}, matched returns per task (N = {cli.num_generations}) and sampled tokens",
-             "", f"`{invocation}` (each run with OMP_NUM_THREADS=1, {cli.parallel} at a time). {len(cli.seeds)} "
-             f"seed(s); mean +- std over seeds; differences against GRPO at the end +- their standard error "
-             f"(evaluation error and seed spread).", "",
-             "| algorithm | steps | sampled tokens per run | training seconds per run | training rollouts won "
-             "(mean over steps) | snapshots and restores, % of rollout time (mean; per-step range) |",
+    with open(os.path.join(ROOT, run_dirs[f"grpo_{cli.seeds[0]}"], "config.json")) as f:
+        config = json.load(f)
+    lines = [f"# All algorithms on {cli.env}, N = {cli.num_generations} returns per task, {budget} sampled tokens each",
+             "", f"`{invocation}` (each run with OMP_NUM_THREADS=1, {cli.parallel} at a time, on "
+             f"{config['provenance'].get('cpu', 'an unrecorded CPU')}). Warm start: "
+             f"`{config['provenance'].get('model_dir', config['model'])}` (the cache key names it); {len(cli.seeds)} "
+             f"seed(s); mean +- std over seeds. Differences and gains: estimate [95% interval] verdict from "
+             f"bench/stats.py (the estimand is these held-out tasks, over seeds; paired over tasks and seeds); the "
+             f"primary metric (greedy success, split `{config['eval_splits'][0]}`) against GRPO is one family "
+             f"(Holm), every other cell is secondary.", "",
+             "| algorithm | steps | sampled tokens per run (overshoot) | training seconds per run | training "
+             "rollouts won (mean over steps) | snapshots and restores, % of rollout time (mean; per-step range) |",
              "|---|---|---|---|---|---|"]
     for name in cli.algorithms:
+        rows = [read_rows(os.path.join(ROOT, run_dirs[f"{name}_{seed}"])) for seed in cli.seeds]
+        steps = [len([r for r in run_rows if r.get("sampled_tokens")]) for run_rows in rows]
         c = curves[(name, f"eval_{METRICS[0]}")]
         tokens, seconds = [x["tokens"][-1] for x in c], [x["seconds"][-1] for x in c]
-        rows = [read_rows(os.path.join(ROOT, run_dirs[f"{name}_{seed}"])) for seed in cli.seeds]
+        overshoot = [float(r["budget_overshoot"]) for run_rows in rows for r in run_rows if r.get("budget_overshoot")]
         won = [np.mean([float(r["train_success"]) for r in run_rows if r.get("train_success")]) for run_rows in rows]
         snapshot = [float(r["snapshot_percent"]) for run_rows in rows for r in run_rows if r.get("snapshot_percent")]
         snapshot_cell = (f"{np.mean(snapshot):.1f}; {min(snapshot):.1f}-{max(snapshot):.1f}" if snapshot
                          else "no snapshots")  # BPO's column: the other scripts never restore a sandbox
-        lines.append(f"| {ALGORITHMS[name][0]} | {steps[name]} | {np.mean(tokens):.0f} +- {np.std(tokens):.0f} | "
-                     f"{np.mean(seconds):.0f} +- {np.std(seconds):.0f} | {fmt(won)} | {snapshot_cell} |")
-    with open(os.path.join(ROOT, run_dirs[f"grpo_{cli.seeds[0]}"], "config.json")) as f:
-        splits = json.load(f)["eval_splits"]
+        lines.append(f"| {ALGORITHMS[name][0]} | {np.mean(steps):.1f} | {np.mean(tokens):.0f} +- {np.std(tokens):.0f} "
+                     f"({np.mean(overshoot):.0f}) | {np.mean(seconds):.0f} +- {np.std(seconds):.0f} | {fmt(won)} | "
+                     f"{snapshot_cell} |")
     sys.path.insert(0, ROOT)
     from grpo_baseline import split_prefix  # the column prefix each script logs a split under
 
-    split_of = {split_prefix(split, i == 0): split for i, split in enumerate(splits)}
-    for prefix in prefixes:
-        split = split_of.get(prefix, prefix)
+    outcomes = {(name, seed): stats.load_outcomes(os.path.join(ROOT, run_dirs[f"{name}_{seed}"]))
+                for name in cli.algorithms for seed in cli.seeds}
+
+    def arm(name: str, split: str, which: int, metric: str, decoding: str) -> dict[int, dict[int, float]]:
+        values = {}
+        for seed in cli.seeds:
+            records = outcomes[(name, seed)]
+            steps = stats.evaluated_steps([r for r in records if r["split"] == split])
+            values[seed] = stats.task_values(records, steps[which], split, decoding, metric)
+        return values
+
+    for i, split in enumerate(config["eval_splits"]):
+        prefix = split_prefix(split, i == 0)
         lines += ["", f"## held-out split `{split}` (columns `{prefix}_*`)", "",
-                  "| algorithm | " + " | ".join(METRICS) + f" | reaches GRPO's final {cli.reach_metric} at "
-                  "(step / tokens / seconds) |", "|---|" + "---|" * (len(METRICS) + 1)]
+                  "| algorithm | " + " | ".join(METRICS) + " |", "|---|" + "---|" * len(METRICS)]
         start = [fmt(np.array([c["value"][0] for c in curves[("grpo", f"{prefix}_{metric}")]])) for metric in METRICS]
-        lines.append("| SFT start (step 0, GRPO's runs) | " + " | ".join(start) + " | |")
+        lines.append("| SFT start (step 0, GRPO's runs) | " + " | ".join(start) + " |")
+        cells = {name: [] for name in cli.algorithms}
+        for metric_name in METRICS:
+            metric, decoding = metric_name.split("_")
+            primary = metric_name == "success_greedy" and i == 0
+            against = {name: stats.compare(arm("grpo", split, -1, metric, decoding), arm(name, split, -1, metric,
+                                                                                       decoding), cli.delta)
+                       for name in cli.algorithms if name != "grpo"}
+            if primary:
+                against = dict(zip(against, stats.holm(list(against.values()), cli.delta)))
+            for name in cli.algorithms:
+                final = np.array([c["value"][-1] for c in curves[(name, f"{prefix}_{metric_name}")]])
+                gain = stats.compare(arm(name, split, 0, metric, decoding), arm(name, split, -1, metric, decoding),
+                                     cli.delta)
+                cell = f"{fmt(final)}; over the start {gain.cell()}"
+                if name != "grpo":
+                    cell += f"; against GRPO {against[name].cell()}" + ("" if primary else " (secondary)")
+                cells[name].append(cell)
         for name in cli.algorithms:
-            cells = []
-            for metric in METRICS:
-                mine, grpo = curves[(name, f"{prefix}_{metric}")], curves[("grpo", f"{prefix}_{metric}")]
-                final = np.array([c["value"][-1] for c in mine])
-                cell = f"{fmt(final)}"
-                gain = final - np.array([c["value"][0] for c in mine])  # against the start, with its SE
-                se = difference_se([c["se"][0] for c in mine], [c["se"][-1] for c in mine], gain)
-                cell += f" ({gain.mean():+.3f} +- {se:.3f} over the start, {verdict(gain.mean(), se)}"
-                if name == "grpo":
-                    cell += ")"
-                else:
-                    difference = final - np.array([c["value"][-1] for c in grpo])
-                    se = difference_se([c["se"][-1] for c in grpo], [c["se"][-1] for c in mine], difference)
-                    word = {"learns": "better", "worse": "worse"}.get(verdict(difference.mean(), se), "within noise")
-                    cell += f"; {difference.mean():+.3f} +- {se:.3f} against GRPO, {word})"
-                cells.append(cell)
-            mine = curves[(name, f"{prefix}_{cli.reach_metric}")]
-            target = np.mean([c["value"][-1] for c in curves[("grpo", f"{prefix}_{cli.reach_metric}")]])
-            length = min(len(c["value"]) for c in mine)
-            mean = np.mean([c["value"][:length] for c in mine], axis=0)
-            hit = next((i for i in range(length) if mean[i] >= target), None)
-            reach = "not reached" if hit is None else "at the start" if hit == 0 else (
-                f"{mine[0]['steps'][hit]} / {np.mean([c['tokens'][hit] for c in mine]):.0f} / "
-                f"{np.mean([c['seconds'][hit] for c in mine]):.0f}")
-            lines.append(f"| {ALGORITHMS[name][0]} | " + " | ".join(cells) + f" | {reach} |")
+            lines.append(f"| {ALGORITHMS[name][0]} | " + " | ".join(cells[name]) + " |")
+        # sampled tokens to hold GRPO's final mean greedy success (fixed from GRPO's runs) for two evaluations
+        threshold = float(np.mean([c["value"][-1] for c in curves[("grpo", f"{prefix}_success_greedy")]]))
+        reach = {name: [stats.tokens_to_reach(c["tokens"], c["value"], threshold)
+                        for c in curves[(name, f"{prefix}_success_greedy")]] for name in cli.algorithms}
+        lines += ["", f"Sampled tokens to hold GRPO's final mean greedy success ({threshold:.3f}) at two "
+                  "consecutive evaluations, as a ratio to the same seed's GRPO run (geometric mean [95% interval]):"]
+        for name in cli.algorithms:
+            if name == "grpo":
+                continue
+            ratios = [mine / grpo if math.isfinite(grpo) and grpo > 0 else math.nan
+                      for mine, grpo in zip(reach[name], reach["grpo"])]
+            value, low, high, never = stats.ratio_interval([r for r in ratios if not math.isnan(r)])
+            lines.append(f"- {ALGORITHMS[name][0]}: {value:.2f}x [{low:.2f}, {high:.2f}]" + (
+                f"; {never} of {len(ratios)} seeds never held it" if never else "") + (
+                f"; GRPO itself did not hold it in {sum(map(math.isnan, ratios))} seeds" if any(map(math.isnan, ratios))
+                else ""))
     lines += ["", "Runs: " + ", ".join(f"{k}: `{v}`" for k, v in sorted(run_dirs.items()))]
 
     import matplotlib
@@ -283,7 +279,7 @@ def main() -> None:
     axes[0][0].legend(fontsize=8)
     seeds = f"{len(cli.seeds)} seed" + ("s" if len(cli.seeds) > 1 else "")
     fig.suptitle(f"{cli.env}: every algorithm from the same warm start, N = {cli.num_generations} returns per task, "
-                 f"matched sampled tokens ({seeds}, band: one std)", fontsize=10)
+                 f"{budget} sampled tokens each ({seeds}, band: one std)", fontsize=10)
     fig.tight_layout()
     name = f"compare_{cli.env}" + ("" if cli.algorithms == list(ALGORITHMS) else "_" + "_".join(cli.algorithms))
     png = os.path.join(out_dir, f"{name}.png")

@@ -35,11 +35,13 @@ def main() -> None:
         raise SystemExit(f"{path} is empty")
     step = cli.step if cli.step is not None else max(e["step"] for e in episodes)
     chosen = [e for e in episodes if e["step"] == step and (cli.split is None or e["split"] == cli.split)
-              and (cli.decoding is None or e["decoding"] == cli.decoding) and (cli.task is None or e["task_id"] == cli.task)
+              and (cli.decoding is None or e["decoding"] == cli.decoding)
+              and (cli.task is None or e["task_id"] == cli.task)
               and not (cli.failed and e["won"]) and not (cli.won and not e["won"])]
     print(f"{len(chosen)} episode(s) at step {step} match; showing {min(len(chosen), cli.limit)}")
     for e in chosen[:cli.limit]:
-        print(f"\n[{e['split']} {e['decoding']}] task {e['task_id']}: {'WON' if e['won'] else 'lost'}, reward {e['reward']}")
+        outcome = "WON" if e["won"] else "lost"
+        print(f"\n[{e['split']} {e['decoding']}] task {e['task_id']}: {outcome}, reward {e['reward']}")
         print(f"  task: {e['task']}")
         for turn, action in enumerate(e["actions"], start=1):
             print(f"  {turn:3d}. {action}")

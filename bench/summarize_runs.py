@@ -1,12 +1,10 @@
-"""Start and end held-out results of finished runs, per seed and over seeds, with a "learns" verdict.
+"""Start and end held-out results of finished runs, per seed and over seeds, with verdicts from bench/stats.py.
 
-For every held-out split the runs evaluated (`eval_*` columns: the primary split; `eval_ood_*`, ...: the
-others) and every metric (success and mean reward, sampled and greedy): start -> end per run, then over
-the runs the mean +- std of start and end, and the gain with its standard error
-    SE(gain) = sqrt( (mean_i se_start_i^2 + mean_i se_end_i^2) / n  +  var_i(gain_i) / n ),
-the binomial (or sample) error of the two evaluations plus the seed spread (conservative: the spread
-already contains some evaluation noise). "learns" when gain > 2 SE, "worse" when gain < -2 SE, else
-"within noise".
+Per run: start -> end of every held-out split (`eval_*` columns: the primary split; `eval_ood_*`, ...: the others)
+and metric (success and mean reward, sampled and greedy), from metrics.csv. Over the runs (their seeds): each
+metric's gain over the start as bench/stats.py gives it from the runs' per-task outcomes (outcomes.jsonl; the
+estimand is these tasks, over seeds; paired over tasks and seeds: estimate [95% interval] and a verdict), and, for
+branchopd.py runs, the teacher's lead over the student at the start, paired the same way.
 
     python bench/summarize_runs.py runs/learning/webshop__grpo_baseline__*
 """
@@ -19,6 +17,8 @@ import json
 import os
 
 import numpy as np
+
+import stats
 
 METRICS = ("success_sampled", "success_greedy", "reward_sampled", "reward_greedy")
 
@@ -57,17 +57,6 @@ def split_prefixes(rows: list[dict]) -> list[str]:
     keys = dict.fromkeys(k[: -len("_success_greedy")] for r in rows for k in r
                          if k.endswith("_success_greedy") and k.startswith("eval"))  # not branchopd's teacher_*
     return sorted(keys, key=lambda k: (k != "eval", k))
-
-
-def difference_se(se_a, se_b, difference) -> float:
-    """SE of a mean difference over seeds: the evaluations' errors (se_a, se_b per seed) plus the seed spread."""
-    se_a, se_b, difference = np.asarray(se_a, float), np.asarray(se_b, float), np.asarray(difference, float)
-    n = len(difference)
-    return float(np.sqrt((np.mean(se_a ** 2) + np.mean(se_b ** 2)) / n + difference.var() / n))
-
-
-def verdict(gain: float, se: float) -> str:
-    return "learns" if gain > 2 * se else "worse" if gain < -2 * se else "within noise"
 
 
 def main() -> None:
@@ -112,39 +101,34 @@ def main() -> None:
               "trajectories of the main's length)" if ratio else "") + "; held-out teacher-student KL (k3, "
               f"sampled): {np.mean([k[0] for k in kl]):.3f} at the start -> {np.mean([k[-1] for k in kl]):.3f} "
               "at the end")
-    # branchopd.py runs: the teacher's held-out success at the start against the student's first evaluation
-    starts = [(next(r for r in rows if r.get("teacher_success_greedy")), next(r for r in rows
-                                                                             if r.get("eval_success_greedy")))
-              for rows in runs.values() if any(r.get("teacher_success_greedy") for r in rows)]
-    for decoding in ("sampled", "greedy") if starts else ():
-        teacher = np.array([float(t[f"teacher_success_{decoding}"]) for t, _ in starts])
-        student = np.array([float(s[f"eval_success_{decoding}"]) for _, s in starts])
-        # both are the same two models on the same tasks in every seed: their evaluation error does not
-        # shrink with the number of seeds (difference_se's / n would count one greedy evaluation n times)
-        se = float(np.sqrt(np.mean([float(t[f"teacher_success_{decoding}_se"]) ** 2 for t, _ in starts])
-                           + np.mean([float(s[f"eval_success_{decoding}_se"]) ** 2 for _, s in starts])
-                           + (teacher - student).var() / len(starts)))
-        lead = (teacher - student).mean()
-        print(f"teacher at the start ({decoding}, primary held-out split): {teacher.mean():.3f}, the student's "
-              f"{student.mean():.3f}: lead {lead:+.3f} +- {se:.3f} "
-              f"({'beyond twice its SE' if lead > 2 * se else 'within noise'})")
-    n = len(runs)
-    for prefix in prefixes:
-        print(f"\n{prefix}: mean +- std over {n} runs; gain +- SE(gain) (evaluation error and seed spread)")
-        for metric in METRICS:
-            start, end, se_start, se_end = [], [], [], []
-            for rows in runs.values():
-                evals = [r for r in rows if r.get(f"{prefix}_success_greedy")]
-                key = f"{prefix}_{metric}"
-                start.append(float(evals[0][key]))
-                end.append(float(evals[-1][key]))
-                se_start.append(float(evals[0].get(key + "_se") or 0.0))
-                se_end.append(float(evals[-1].get(key + "_se") or 0.0))
-            start, end = np.array(start), np.array(end)
-            gain = end - start
-            se = difference_se(se_start, se_end, gain)
-            print(f"  {metric:16} start {start.mean():.3f} +- {start.std():.3f}   end {end.mean():.3f} +- "
-                  f"{end.std():.3f}   gain {gain.mean():+.3f} +- {se:.3f}   {verdict(gain.mean(), se)}")
+    # over seeds, from the per-task outcomes: each metric's gain, and (branchopd.py) the teacher's lead at the start
+    by_seed = {}
+    for run_dir in runs:
+        with open(os.path.join(run_dir, "config.json")) as f:
+            config = json.load(f)
+        by_seed[config["seed"]] = (run_dir, config.get("eval_splits") or [])
+    records = {seed: stats.load_outcomes(run_dir) for seed, (run_dir, _) in by_seed.items()}
+    splits = next(iter(by_seed.values()))[1] or list(dict.fromkeys(r["split"] for r in next(iter(records.values()))))
+
+    def arm(split: str, which: int, decoding: str, metric: str) -> dict[int, dict[int, float]]:
+        arms = {}
+        for seed, seed_records in records.items():
+            steps = stats.evaluated_steps([r for r in seed_records if r["split"] == split and
+                                           not r["decoding"].startswith("teacher")])
+            arms[seed] = stats.task_values(seed_records, steps[which], split, decoding, metric)
+        return arms
+
+    teacher = all(any(r["decoding"] == "teacher_greedy" for r in seed_records) for seed_records in records.values())
+    for decoding in ("sampled", "greedy") if teacher else ():
+        lead = stats.compare(arm(splits[0], 0, decoding, "success"), arm(splits[0], 0, f"teacher_{decoding}",
+                                                                        "success"))
+        print(f"teacher at the start ({decoding}, split {splits[0]}): lead over the student {lead.cell()}")
+    n = len(records)
+    for split in splits:
+        print(f"\n{split}: gain over the start over {n} seed(s), from the per-task outcomes (bench/stats.py)")
+        for metric, decoding in stats.METRICS:
+            gain = stats.compare(arm(split, 0, decoding, metric), arm(split, -1, decoding, metric))
+            print(f"  {metric + '_' + decoding:16} {gain.cell()}")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ Arms (run them first, same SFT start, same seeds; each writes its own run direct
 Sampled tokens per step are `decoded_tokens` for treepo.py (each shared segment once, tokens of tasks that
 dynamic sampling dropped included) and `decision_tokens` for grpo_baseline.py (every token it sampled). The
 budget is the smallest arm's mean total; each run is then read at its last evaluation whose cumulative
-sampled tokens are within the budget. Differences to GRPO carry a standard error from the evaluations'
-binomial errors and the seed spread (as bench/summarize_runs.py); "better" needs more than 2 SE.
+sampled tokens are within the budget. Differences to GRPO come from the runs' per-task outcomes at those
+evaluations, as bench/stats.py gives them (paired over tasks and seeds: estimate [95% interval] verdict).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from summarize_runs import METRICS, difference_se, verdict
+import stats
+from summarize_runs import METRICS
 
 ARMS = {"grpo16": "GRPO (grpo_baseline.py, N=16)", "treepo_flat": "tree sampling + flat advantage",
         "treepo": "TreePO (tree sampling + tree advantage)"}
@@ -47,6 +48,7 @@ def read_run(run_dir: str) -> dict:
     tree_stats = {key: float(np.mean([float(r[key]) for r in train])) for key in
                   ("token_saving", "sampling_rounds", "dropped_tasks", "returns_per_task") if train[0].get(key)}
     return {"seed": config["seed"], "exp_name": config["exp_name"], "evals": evals, "tokens": cumulative,
+            "run_dir": run_dir,
             "steps": len(train), "tree_stats": tree_stats}
 
 
@@ -91,12 +93,12 @@ def main() -> None:
             cell = lambda v: f"{v.mean():.3f} +- {v.std():.3f}"
             difference = ""
             if name != "grpo16":
-                paired = [(c[2][metric], at_budget(reference[r["seed"]], budget)[2][metric])
-                          for c, r in zip(cut, runs) if r["seed"] in reference]
-                gap = np.array([a[0] - b[0] for a, b in paired])
-                se = difference_se([a[1] for a, _ in paired], [b[1] for _, b in paired], gap)
-                word = {"learns": "better", "worse": "worse", "within noise": "within noise"}[verdict(gap.mean(), se)]
-                difference = f"{gap.mean():+.3f} +- {se:.3f} ({word})"
+                kind, decoding = metric.split("_")
+                values = lambda run, step: stats.task_values(stats.load_outcomes(run["run_dir"]), step, "test",
+                                                             decoding, kind)
+                mine = {r["seed"]: values(r, c[0]) for c, r in zip(cut, runs) if r["seed"] in reference}
+                grpo = {seed: values(reference[seed], at_budget(reference[seed], budget)[0]) for seed in mine}
+                difference = stats.compare(grpo, mine).cell()
             steps = "/".join(str(c[0]) for c in cut)
             lines.append(f"| {label} | {len(runs)} | {runs[0]['steps']} | {per_step:,.0f} | {metric} | {cell(start)} | "
                          f"{cell(value)} ({steps}) | {cell(final)} | {difference} |")

@@ -12,7 +12,18 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
 
 import stats  # noqa: E402
-from summarize_runs import difference_se, verdict  # noqa: E402  (the formula the tables used before)
+
+
+def difference_se(se_a, se_b, difference) -> float:
+    """The formula the tables used before (bench/summarize_runs.py until per-task outcomes were kept): the evaluations'
+    binomial errors divided by the seeds, plus the seed spread (ddof 0)."""
+    se_a, se_b, difference = np.asarray(se_a, float), np.asarray(se_b, float), np.asarray(difference, float)
+    n = len(difference)
+    return float(np.sqrt((np.mean(se_a ** 2) + np.mean(se_b ** 2)) / n + difference.var() / n))
+
+
+def verdict(gain: float, se: float) -> str:  # the old rule: beyond twice the SE
+    return "learns" if gain > 2 * se else "worse" if gain < -2 * se else "within noise"
 
 
 def start_and_end():

@@ -1,5 +1,5 @@
-"""bench/summarize_runs.py on a hand-written metrics.csv: the gain verdict and, for branchopd.py runs, the
-teacher's lead over the student at the start."""
+"""bench/summarize_runs.py and bench/compare_runs.py on hand-written runs (metrics.csv and outcomes.jsonl): the gain
+over the start and the teacher's lead come from bench/stats.py, paired over tasks and seeds."""
 
 import csv
 import json
@@ -10,44 +10,53 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def write_run(run_dir: Path, teacher_greedy: float, teacher_greedy_se: float) -> None:
+def write_run(run_dir: Path, seed: int, end_won: set[int], teacher_won: set[int]) -> None:
+    """20 test tasks: the start wins tasks 0-4, the end `end_won`, the teacher (at the start) `teacher_won`."""
     run_dir.mkdir()
-    (run_dir / "config.json").write_text(json.dumps({"seed": 1}))
-    evaluation = {"eval_success_sampled": 0.10, "eval_success_sampled_se": 0.02, "eval_success_greedy": 0.20,
-                  "eval_success_greedy_se": 0.03, "eval_reward_sampled": 0.10, "eval_reward_greedy": 0.20}
-    rows = [{"step": 0, "teacher_success_sampled": 0.12, "teacher_success_sampled_se": 0.02,
-             "teacher_success_greedy": teacher_greedy, "teacher_success_greedy_se": teacher_greedy_se},
-            {"step": 0, **evaluation},
+    (run_dir / "config.json").write_text(json.dumps({"seed": seed, "eval_splits": ["test"]}))
+    rate = lambda won: len(won) / 20
+    rows = [{"step": 0, "eval_success_greedy": rate(set(range(5))), "eval_success_sampled": 0.25,
+             "eval_reward_greedy": 0.25, "eval_reward_sampled": 0.25},
             {"step": 1, "step_seconds": 1.0, "decisions": 8, "trained_decisions": 8, "invalid_action_rate": 0.0,
              "decision_tokens": 100},
-            {"step": 2, **evaluation, "eval_success_greedy": 0.50}]
+            {"step": 2, "eval_success_greedy": rate(end_won), "eval_success_sampled": rate(end_won),
+             "eval_reward_greedy": rate(end_won), "eval_reward_sampled": rate(end_won)}]
     with open(run_dir / "metrics.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
         writer.writeheader()
         writer.writerows(rows)
+    records = []
+    for step, decoding, won in [(0, "sampled", set(range(5))), (0, "greedy", set(range(5))),
+                                (0, "teacher_sampled", teacher_won), (0, "teacher_greedy", teacher_won),
+                                (2, "sampled", end_won), (2, "greedy", end_won)]:
+        records += [{"step": step, "split": "test", "decoding": decoding, "sample": 0, "task_id": t, "won": t in won,
+                     "reward": float(t in won), "turns": 1, "tokens": 3} for t in range(20)]
+    (run_dir / "outcomes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
-def summarize(*run_dirs: Path) -> str:
-    return subprocess.run([sys.executable, str(ROOT / "bench" / "summarize_runs.py"), *map(str, run_dirs)],
-                          capture_output=True, text=True, check=True).stdout
+def run(script: str, *arguments) -> str:
+    return subprocess.run([sys.executable, str(ROOT / "bench" / script), *map(str, arguments)], capture_output=True,
+                          text=True, check=True).stdout
 
 
-def test_teacher_lead_and_gain_verdicts(tmp_path):
-    write_run(tmp_path / "strong", teacher_greedy=0.40, teacher_greedy_se=0.04)
-    write_run(tmp_path / "weak", teacher_greedy=0.25, teacher_greedy_se=0.04)
-    strong, weak = summarize(tmp_path / "strong"), summarize(tmp_path / "weak")
-    # lead 0.20 against SE hypot(0.04, 0.03) = 0.05: beyond twice it; 0.05 against 0.05: within noise
-    assert "greedy, primary held-out split): 0.400, the student's 0.200: lead +0.200 +- 0.050 (beyond" in strong
-    assert "lead +0.050 +- 0.050 (within noise)" in weak
-    assert "sampled, primary held-out split): 0.120, the student's 0.100: lead +0.020 +- 0.028 (within" in strong
-    # the student's greedy success 0.20 -> 0.50, SE hypot(0.03, 0.03) = 0.042
-    assert "success_greedy   start 0.200" in strong and "learns" in strong.split("success_greedy   start")[1]
-
-
-def test_teacher_lead_over_seeds_keeps_one_evaluations_error(tmp_path):
-    # three seeds of the same teacher and the same student on the same tasks repeat one evaluation: the lead
-    # +0.100 keeps SE hypot(0.04, 0.03) = 0.050 (within noise), not 0.050 / sqrt(3) = 0.029 (beyond twice it)
+def test_gains_and_the_teachers_lead_are_paired_over_tasks_and_seeds(tmp_path):
+    # three seeds: each end wins tasks 0-4 and three more of its own (a gain of exactly +0.15 in every seed); the
+    # teacher wins 0-9 in every seed (a lead of +0.25 at the start, every seed alike)
     for seed in (1, 2, 3):
-        write_run(tmp_path / f"run{seed}", teacher_greedy=0.30, teacher_greedy_se=0.04)
-    out = summarize(*(tmp_path / f"run{seed}" for seed in (1, 2, 3)))
-    assert "greedy, primary held-out split): 0.300, the student's 0.200: lead +0.100 +- 0.050 (within noise)" in out
+        write_run(tmp_path / f"run{seed}", seed, set(range(5)) | {5 + 3 * seed, 6 + 3 * seed, 7 + 3 * seed},
+                  set(range(10)))
+    out = run("summarize_runs.py", *(tmp_path / f"run{seed}" for seed in (1, 2, 3)))
+    assert "success_greedy   +0.150 [" in out and "better" in out.split("success_greedy   +0.150")[1].splitlines()[0]
+    assert "teacher at the start (greedy, split test): lead over the student +0.250" in out
+    one = run("summarize_runs.py", tmp_path / "run1")  # one seed: no seed spread, at most inconclusive
+    assert "success_greedy   +0.150 [" in one and "inconclusive" in one.split("success_greedy   +0.150")[1]
+
+
+def test_compare_runs_pairs_the_groups_by_seed(tmp_path):
+    for seed in (1, 2, 3):
+        write_run(tmp_path / f"a{seed}", seed, set(range(5)) | {10 + seed}, set())
+        write_run(tmp_path / f"b{seed}", seed, set(range(5)) | {10 + seed, 15, 16, 17}, set())
+    out = run("compare_runs.py", tmp_path / "a*", tmp_path / "b*")
+    line = next(l for l in out.splitlines() if l.strip().startswith("success_greedy"))
+    assert "A 0.300 +- 0.000" in line and "B 0.450 +- 0.000" in line and "B - A +0.150 [" in line
+    assert line.rstrip().endswith("better")
