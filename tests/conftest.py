@@ -30,3 +30,11 @@ def docker_engine(reap_swe_sandboxes):
         missing = pytest.fail if os.environ.get("TREE_RL_REQUIRE_DOCKER") == "1" else pytest.skip
         missing("no Docker engine answers (envs/swe/docker_engine.sh)")
     return client
+
+
+@pytest.fixture
+def docker_engine_if_swe(request):
+    """The Docker engine for a test parametrized with env_name "swe" (the swe env needs one to be built)."""
+    if request.getfixturevalue("env_name") == "swe":
+        return request.getfixturevalue("docker_engine")
+    return None

@@ -1,0 +1,49 @@
+"""The shipped warm starts (warm_starts/): each default one is there under the current code's cache key (a change to
+the code or settings under a key fails here until bench/ship_warm_starts.py has shipped the new one), none is stale,
+and each still plays its recorded greedy episodes on 30 held-out tasks, task by task, on this machine."""
+
+import json
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import policy  # noqa: E402
+from ship_warm_starts import RECORD, play_record  # noqa: E402
+
+ENVS = ["webshop", "math", "alfworld", "swe"]
+
+
+def shipped(env_name: str) -> dict[str, str]:
+    """role -> the directory name a default run of `env_name` reads, under the current code's key."""
+    return {role: os.path.basename(policy.warm_start_dir(config, {}, "cache"))
+            for role, config in policy.default_warm_start_configs(env_name).items()}
+
+
+@pytest.mark.parametrize("env_name", ENVS)
+def test_every_default_warm_start_is_shipped_under_the_current_key(env_name, docker_engine_if_swe):
+    names = shipped(env_name)
+    for role, name in names.items():
+        assert os.path.exists(os.path.join(policy.SHIPPED_DIR, name, "config.json")), (
+            f"{env_name} {role}: warm_starts/{name} is missing: the code or settings under its key changed. Run "
+            f"`python bench/ship_warm_starts.py --env {env_name}` and commit warm_starts/")
+    stale = [n for n in os.listdir(policy.SHIPPED_DIR) if n.startswith(f"{env_name}-") and n not in names.values()]
+    assert not stale, f"stale warm starts (no current key names them): {stale}; bench/ship_warm_starts.py removes them"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_name", ENVS)
+def test_a_shipped_warm_start_plays_its_recorded_held_out_episodes(env_name, docker_engine_if_swe):
+    for role, name in shipped(env_name).items():
+        directory = os.path.join(policy.SHIPPED_DIR, name)
+        with open(os.path.join(directory, RECORD)) as f:
+            recorded = json.load(f)
+        played = play_record(directory, env_name)
+        assert played["tasks"] == recorded["tasks"] and len(played["tasks"]) == 30
+        differing = [t for t, a, b in zip(played["tasks"], played["won"], recorded["won"]) if a != b]
+        assert not differing, (f"{env_name} {role}: tasks {differing} won differently from the record made on "
+                               f"{recorded['cpu']} (this machine: {played['cpu']})")
+        assert played["reward"] == pytest.approx(recorded["reward"], abs=1e-6)
