@@ -289,6 +289,7 @@ def apply_env_defaults(args: Args) -> Args:
                          "`python policy.py --chat-model-dir DIR` builds a tiny one); the tiny warm start is trained "
                          "on the tiny profile's prompts")
     check_env_workers(args.env, args.env_workers)
+    dataset_kwargs(args.env, args.data, ("train", *args.eval_splits))  # --data: refused before anything is written
     flag = lambda name: "--" + name.replace("_", "-")
     for name in POSITIVE_FLAGS:
         if getattr(args, name) is not None and not getattr(args, name) > 0:

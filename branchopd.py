@@ -300,6 +300,7 @@ def apply_env_defaults(args: Args) -> Args:
                          "`python policy.py --chat-model-dir DIR` builds a tiny one); the tiny warm start is trained "
                          "on the tiny profile's prompts")
     check_env_workers(args.env, args.env_workers)
+    dataset_kwargs(args.env, args.data, ("train", *args.eval_splits))  # --data: refused before anything is written
     if args.model != "tiny" and args.teacher is None:  # refused before minutes of building the tiny teacher
         raise SystemExit("--model DIR needs --teacher DIR, a model with the same tokenizer: the default teacher is "
                          "the tiny warm start, whose word-level vocabulary no other model shares, and on-policy "

@@ -115,3 +115,11 @@ def test_a_run_trains_and_evaluates_on_the_data_and_keys_its_warm_start_by_it(tm
     assert tasks <= {r["question"] for r in GSM8K["test"]} and tasks
     with open(os.path.join(run_dir, "metrics.csv")) as f:
         assert [r for r in csv.DictReader(f) if r.get("train_success")]
+
+
+def test_a_run_with_a_missing_dataset_writes_nothing(tmp_path):
+    args = grpo_baseline.parse_args(["--env", "math", "--data", str(tmp_path / "nowhere.jsonl"), "--runs-dir",
+                                     str(tmp_path / "runs")])
+    with pytest.raises(SystemExit, match="--data .*nowhere.jsonl: no such file or directory"):
+        grpo_baseline.main(args)
+    assert not (tmp_path / "runs").exists() or not os.listdir(tmp_path / "runs")
