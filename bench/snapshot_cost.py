@@ -6,8 +6,9 @@
 
 For each env: run expert episodes, and at every state an expert episode passes through time
 `snapshot()` and `handle.restore()` (median over all states and repeats), and time `step()` on the
-expert's actions (mean). Costs are printed in microseconds and as a percentage of one step and of a
-15-step episode (the common WebShop step limit). An env whose module is not there is skipped.
+expert's actions (mean) and on each episode's last action (mean; swe: `submit`, the grading). Costs are
+printed in microseconds and as a percentage of one step and of a 15-step episode (the common WebShop step
+limit). An env whose module is not there is skipped.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ EPISODE_STEPS = 15
 
 
 def measure(env, episodes: int, repeats: int) -> dict:
-    snapshot_times, restore_times, step_times, lengths = [], [], [], []
+    snapshot_times, restore_times, step_times, last_step_times, lengths = [], [], [], [], []
     for task in range(episodes):
         env.reset(options={"task_id": task % env.num_tasks})
         length = 0
@@ -46,11 +47,13 @@ def measure(env, episodes: int, repeats: int) -> dict:
             step_times.append(time.perf_counter() - start)
             length += 1
             if terminated or truncated:
+                last_step_times.append(step_times[-1])
                 break
         lengths.append(length)
     return {
         "snapshot": statistics.median(snapshot_times), "restore": statistics.median(restore_times),
-        "step": statistics.mean(step_times), "episode_length": statistics.mean(lengths),
+        "step": statistics.mean(step_times), "last_step": statistics.mean(last_step_times),
+        "episode_length": statistics.mean(lengths),
         "states": len(step_times),
     }
 
@@ -65,7 +68,7 @@ def main() -> None:
     args = parser.parse_args()
 
     header = (f"{'env':<10} {'states':>6} {'snapshot us':>12} {'restore us':>11} {'step us':>9} "
-              f"{'ep len':>6} {'% of step':>10} {'% of 15-step ep':>16}")
+              f"{'last step us':>12} {'ep len':>6} {'% of step':>10} {'% of 15-step ep':>16}")
     print(header)
     print("-" * len(header))
     runs = [(f"{name}/{b}", name, {"backend": b}) if name == "swe" else (name, name, {}) for name in args.envs
@@ -84,9 +87,11 @@ def main() -> None:
         r = measure(env, args.episodes, args.repeats)
         cost = r["snapshot"] + r["restore"]
         print(f"{name:<10} {r['states']:>6} {r['snapshot'] * 1e6:>12.1f} {r['restore'] * 1e6:>11.1f} "
-              f"{r['step'] * 1e6:>9.1f} {r['episode_length']:>6.2f} {100 * cost / r['step']:>9.1f}% "
+              f"{r['step'] * 1e6:>9.1f} {r['last_step'] * 1e6:>12.1f} {r['episode_length']:>6.2f} "
+              f"{100 * cost / r['step']:>9.1f}% "
               f"{100 * cost / (EPISODE_STEPS * r['step']):>15.1f}%")
-    print("cost = snapshot + one restore (medians); step = mean env.step() time on expert actions")
+    print("cost = snapshot + one restore (medians); step = mean env.step() time on expert actions; last step = mean "
+          "time of an episode's last action (swe: submit, the grading)")
 
 
 if __name__ == "__main__":
