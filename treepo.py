@@ -662,6 +662,7 @@ class Episode:
     won: bool = False
     invalid_actions: int = 0
     malformed_replies: int = 0  # chat profile: replies without an <action> tag
+    tampered: bool = False  # swe: its submission reached for the test machinery (graded 0, envs/swe)
     decisions: list[int] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
     node_ids: list[int] = field(default_factory=list)  # tree index: its node at each depth (shared with its cousins)
@@ -734,6 +735,7 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args,
             episodes[i].reward += reward
             episodes[i].won = episodes[i].won or bool(info.get("won", False))
             episodes[i].invalid_actions += int(info.get("invalid", False))
+            episodes[i].tampered = episodes[i].tampered or bool(info.get("tampered", False))
             decisions[episodes[i].decisions[-1]].invalid = bool(info.get("invalid", False))
             observations[i], infos[i] = obs, info
             if not (terminated or truncated):
@@ -759,6 +761,7 @@ class Path:
     won: bool = False
     invalid_actions: int = 0
     malformed_replies: int = 0
+    tampered: bool = False
     boundaries: list[tuple] = field(default_factory=list)  # agent envs: (snapshot, Path fields) before each turn
     seed: int | None = None  # --task-seeds: the seed of its next segment, derived from its tree's seed and path
     segment_logprob: float = 0.0  # the sum of its last segment's token log-probs (high_prob / low_prob allocation)
@@ -911,6 +914,7 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                 child.reward += reward
                 child.won = child.won or bool(info.get("won", False))
                 child.invalid_actions += int(info.get("invalid", False))
+                child.tampered = child.tampered or bool(info.get("tampered", False))
                 child.decisions[-1].invalid = bool(info.get("invalid", False))
                 child.reward -= 0.0 if replies[j][1] else args.format_penalty  # chat profile: no <action> tag
                 child.malformed_replies += int(not replies[j][1])
@@ -945,7 +949,7 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
                               stop=leaf.stop)
             if turns:
                 episode.reward, episode.won, episode.invalid_actions = leaf.reward, leaf.won, leaf.invalid_actions
-                episode.malformed_replies = leaf.malformed_replies
+                episode.malformed_replies, episode.tampered = leaf.malformed_replies, leaf.tampered
                 episode.actions, steps = leaf.actions, leaf.decisions
             else:
                 action = tokenizer.decode(leaf.action_ids, skip_special_tokens=True)
@@ -1929,6 +1933,7 @@ def main(args: Args) -> str:
                "train_reward": float(np.mean([e.reward for e in fresh])),
                "invalid_action_rate": sum(e.invalid_actions for e in episodes) / len(decisions),
                "malformed_reply_rate": sum(e.malformed_replies for e in episodes) / len(decisions),
+               "tampered_submissions": sum(e.tampered for e in episodes),  # swe: graded 0 by the tamper guard
                "decisions": len(decisions),
                "returns_per_task": len(episodes) / len(task_ids),
                "learning_rate": optimizer.param_groups[0]["lr"],
@@ -1957,7 +1962,8 @@ def main(args: Args) -> str:
                                                   "rollout_tokens_per_second", "policy_loss", "kl_ref", "approx_kl",
                                                   "clipfrac", "decoded_tokens", "independent_tokens", "computed_tokens",
                                                   "engine_calls", "fallbacks", "dropped_tasks", "pbr_loss",
-                                                  "pbr_events", "sampled_tokens", "teacher_forward_tokens"))
+                                                  "pbr_events", "sampled_tokens", "teacher_forward_tokens",
+                                                  "tampered_submissions"))
         before, done = done, done + (row["sampled_tokens"] if args.token_budget else 1)  # summed over the ranks
         sampled_total += row["sampled_tokens"]
         row["sampled_tokens_total"] = sampled_total
@@ -2016,7 +2022,7 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
         "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
         "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
-        "malformed_reply_rate": "charts/malformed_reply_rate",
+        "malformed_reply_rate": "charts/malformed_reply_rate", "tampered_submissions": "charts/tampered_submissions",
         "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
         "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
         "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",

@@ -31,6 +31,7 @@ def test_swe_runs_end_to_end_with_env_workers(script, tmp_path, cache_dir, docke
     train = [r for r in rows if r.get("policy_loss")]
     assert [int(r["step"]) for r in train] == [1]
     assert all(math.isfinite(float(r["policy_loss"])) for r in train)
+    assert all(int(float(r["tampered_submissions"])) >= 0 for r in train)  # the tamper guard's count, logged
     evaluated = [r for r in rows if r.get("eval_success_greedy")]
     assert {int(r["step"]) for r in evaluated} == {0, 1}
     assert all(r.get("eval_test_unseen_packages_success_greedy") for r in evaluated)  # both held-out splits
