@@ -3,7 +3,8 @@
 Runs GRPO and RLOO (`grpo_baseline.py --num-generations N`), BPO (`bpo.py`, N = 1 + M(K-1) = 7 by default),
 TreePO (`treepo.py --num-generations N`) and BranchOPD (`branchopd.py`, N = 1 + B k = 7 by default; a
 distillation method with its own teacher, marked as such) for each seed, then writes
-`OUT_DIR/compare_ENV.md` and `compare_ENV.png` (`compare_ENV_ALGO_ALGO.md` for a subset of `--algorithms`).
+`OUT_DIR/compare_SETTING.md` and `compare_SETTING.png` (`compare_SETTING_ALGO_ALGO.md` for a subset of
+`--algorithms`; SETTING below).
 
 Matched compute: every run gets the same `--token-budget` B (per env, TOKEN_BUDGETS; what its sampler decoded,
 `summarize_runs.sampled_tokens`: for TreePO every tree dynamic sampling grew, dropped ones included, each shared
@@ -23,10 +24,14 @@ as a ratio to the same seed's GRPO run, with a 95% interval. The PNG has three p
 against steps, against sampled tokens and against training wall-clock (rollouts and updates, evaluations
 excluded), one curve per algorithm with a band of one std over seeds.
 
-Resumable: each run's log and run directory are recorded in RUNS_DIR/compare_ENV_runs.json; a finished run is
-not run again, and an interrupted one continues from its checkpoint (`--resume`).
+Resumable: each run's log and run directory are recorded in RUNS_DIR/compare_SETTING_runs.json; a finished run
+is not run again, and an interrupted one continues from its checkpoint (`--resume`). SETTING is the env, then
+`_sftN` for another warm start (`--sft-seed N`) and `_TAG` for `--tag TAG` (any other change passed after `--`),
+so two settings never read each other's runs; the output files carry the same name.
 
     python bench/compare.py --env webshop --seeds 1 2 3
+    python bench/compare.py --env webshop --seeds 1 2 3 --algorithms grpo bpo --sft-seed 1   # another warm start
+    python bench/compare.py --env webshop --seeds 1 2 3 --algorithms grpo bpo --tag lam0 -- --lam 0.0
 """
 
 from __future__ import annotations
@@ -117,6 +122,11 @@ def save_state(state: dict, path: str, entry: dict, **fields) -> None:
         os.replace(path + ".tmp", path)
 
 
+def setting_name(env: str, sft_seed: int, tag: str) -> str:
+    """The name of a comparison's state and output files: one per env, warm start and tagged setting."""
+    return env + (f"_sft{sft_seed}" if sft_seed else "") + (f"_{tag}" if tag else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="webshop", choices=["webshop", "math", "alfworld", "swe"])
@@ -129,6 +139,10 @@ def main() -> None:
                                                                        "steps (default: the script's)")
     parser.add_argument("--eval-tasks", type=int, default=None, help="held-out tasks per split (default: the script's)")
     parser.add_argument("--delta", type=float, default=stats.DELTA, help="the equivalence margin of the verdicts")
+    parser.add_argument("--sft-seed", type=int, default=0, help="the warm start every run starts from (its SFT "
+                        "seed; 0 is the shipped default); non-zero names the state and output files `_sftN`")
+    parser.add_argument("--tag", default="", help="names a setting changed by the flags after `--` (state and output "
+                        "files `_TAG`), so its runs are not mistaken for the default setting's")
     parser.add_argument("--parallel", type=int, default=2, help="runs at a time (each with one torch thread)")
     parser.add_argument("--runs-dir", default="runs/compare")
     parser.add_argument("--out-dir", default="bench/results")
@@ -138,13 +152,19 @@ def main() -> None:
     cli.script_args = cli.script_args[1:] if cli.script_args[:1] == ["--"] else cli.script_args
     if "grpo" not in cli.algorithms:
         parser.error("--algorithms must include grpo: the others are compared with it")
+    if "--sft-seed" in cli.script_args:
+        parser.error("pass the warm start as compare.py's own --sft-seed N: it names the runs' state file")
+    if cli.tag and not re.fullmatch(r"[A-Za-z0-9.-]+", cli.tag):
+        parser.error(f"--tag {cli.tag!r}: letters, digits, '.' and '-' only (it becomes part of file names)")
+    setting = setting_name(cli.env, cli.sft_seed, cli.tag)
     budget = cli.token_budget or TOKEN_BUDGETS[cli.env]
     out_dir, runs_dir = os.path.join(ROOT, cli.out_dir), os.path.join(ROOT, cli.runs_dir)
     os.makedirs(out_dir, exist_ok=True)
     os.makedirs(os.path.join(runs_dir, "logs"), exist_ok=True)
-    state_path = os.path.join(runs_dir, f"compare_{cli.env}_runs.json")  # beside the runs it names
+    state_path = os.path.join(runs_dir, f"compare_{setting}_runs.json")  # beside the runs it names
     state = json.load(open(state_path)) if os.path.exists(state_path) else {}
-    common = ["--env", cli.env, "--runs-dir", os.path.relpath(runs_dir, ROOT), "--token-budget", str(budget)] + (
+    common = ["--env", cli.env, "--runs-dir", os.path.relpath(runs_dir, ROOT), "--token-budget", str(budget),
+              "--sft-seed", str(cli.sft_seed)] + (
         ["--eval-tasks", str(cli.eval_tasks)] if cli.eval_tasks else []) + (
         ["--eval-every", str(cli.eval_every)] if cli.eval_every is not None else [])
 
@@ -154,7 +174,7 @@ def main() -> None:
                 *[f.format(n=cli.num_generations) for f in flags], *extra, *cli.script_args]
 
     # 1. the runs, GRPO's first seed alone (it builds the warm start every other run reads), then the rest
-    jobs = [{"key": f"{name}_{seed}", "log": os.path.join(runs_dir, "logs", f"{cli.env}_{name}_{seed}.log"),
+    jobs = [{"key": f"{name}_{seed}", "log": os.path.join(runs_dir, "logs", f"{setting}_{name}_{seed}.log"),
              "command": command(name, seed, f"compare_{name}", [])} for name in cli.algorithms for seed in cli.seeds]
     run_dirs = {jobs[0]["key"]: run(jobs[0], state, state_path)}
     with ThreadPoolExecutor(cli.parallel) as pool:
@@ -169,6 +189,8 @@ def main() -> None:
     fmt = lambda v: f"{np.mean(v):.3f} +- {np.std(v):.3f}"
     invocation = " ".join(["python bench/compare.py --env", cli.env, "--seeds", *map(str, cli.seeds)] +
                           (["--algorithms", *cli.algorithms] if cli.algorithms != list(ALGORITHMS) else []) +
+                          ([f"--sft-seed {cli.sft_seed}"] if cli.sft_seed else []) + ([f"--tag {cli.tag}"] if cli.tag
+                                                                                       else []) +
                           [f"--{k.replace('_', '-')} {v}" for k, v in (
                               ("token_budget", cli.token_budget), ("eval_every", cli.eval_every),
                               ("eval_tasks", cli.eval_tasks)) if v is not None]
@@ -281,7 +303,7 @@ def main() -> None:
     fig.suptitle(f"{cli.env}: every algorithm from the same warm start, N = {cli.num_generations} returns per task, "
                  f"{budget} sampled tokens each ({seeds}, band: one std)", fontsize=10)
     fig.tight_layout()
-    name = f"compare_{cli.env}" + ("" if cli.algorithms == list(ALGORITHMS) else "_" + "_".join(cli.algorithms))
+    name = f"compare_{setting}" + ("" if cli.algorithms == list(ALGORITHMS) else "_" + "_".join(cli.algorithms))
     png = os.path.join(out_dir, f"{name}.png")
     fig.savefig(png, dpi=110)
     lines += ["", f"![learning curves]({name}.png)"]

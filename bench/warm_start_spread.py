@@ -30,17 +30,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def evaluate_seed(env: str, seed: int, runs_dir: str, extra: list[str]) -> str:
     """The finished --eval-only run of warm start `seed` (run now if there is none)."""
     name = f"spread_sft{seed}" + ("_" + "_".join(a.lstrip("-") for a in extra) if extra else "")
-    found = [d for d in glob.glob(os.path.join(runs_dir, f"{env}__{name}__*"))
-             if os.path.exists(os.path.join(d, "outcomes.jsonl"))]
-    if found:
-        return sorted(found)[-1]
+    def finished() -> list[str]:  # an interrupted evaluation leaves a run directory without outcomes: not read
+        return sorted(d for d in glob.glob(os.path.join(runs_dir, f"{env}__{name}__*"))
+                      if os.path.exists(os.path.join(d, "outcomes.jsonl")))
+
+    if finished():
+        return finished()[-1]
     log = os.path.join(runs_dir, f"{env}_{name}.log")
     with open(log, "w") as f:
         subprocess.run([sys.executable, "grpo_baseline.py", "--env", env, "--sft-seed", str(seed), "--eval-only",
                         "--exp-name", name, "--runs-dir", runs_dir, *extra], cwd=ROOT, stdout=f,
                        stderr=subprocess.STDOUT, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
-    (run_dir,) = glob.glob(os.path.join(runs_dir, f"{env}__{name}__*"))
-    return run_dir
+    return finished()[-1]
 
 
 def main() -> None:

@@ -132,3 +132,16 @@ def test_jobs_ending_together_never_break_the_state_file(tmp_path):
         thread.join()
     assert not errors, errors[:3]
     assert json.load(open(state_path)) == {f"job{k}": {"run_dir": f"runs/job{k}", "step": 299} for k in range(6)}
+
+
+def test_another_warm_start_or_setting_gets_its_own_state_and_output_files():
+    """Runs from --sft-seed 1 (or a tagged setting) must not be read as the default setting's finished runs."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import compare
+    names = {compare.setting_name("webshop", s, t) for s in (0, 1, 2) for t in ("", "lam0")}
+    assert compare.setting_name("webshop", 0, "") == "webshop" and len(names) == 6
+    for flags, message in ((["--", "--sft-seed", "1"], "compare.py's own --sft-seed"),
+                           (["--tag", "a b"], "letters, digits")):
+        done = subprocess.run([sys.executable, "bench/compare.py", "--env", "math", *flags], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
