@@ -60,7 +60,12 @@ ALGORITHMS = {
     "bpo": ("BPO (M=2, K=4)", "bpo.py", []),
     "treepo": ("TreePO", "treepo.py", ["--num-generations", "{n}"]),
     "branchopd": ("BranchOPD (distillation: teacher signal, no reward)", "branchopd.py", []),
+    # BPO's secondary rows (docs/bpo.md, the review's open questions): only when named in --algorithms
+    "bpo-lam0": ("BPO, lambda 0 (no credit to the backbone's earlier steps)", "bpo.py", ["--lam", "0"]),
+    "bpo-lam0.5": ("BPO, lambda 0.5", "bpo.py", ["--lam", "0.5"]),
+    "bpo-fresh": ("BPO, K fresh siblings at every branch point", "bpo.py", ["--fresh-siblings"]),
 }
+PRIMARY = ["grpo", "rloo", "bpo", "treepo", "branchopd"]  # the default --algorithms
 METRICS = ("success_sampled", "success_greedy", "reward_sampled", "reward_greedy")
 # The sampled-token budget every algorithm gets: about what GRPO's default run samples at N = 7 (its default
 # steps times its tokens per step in the earlier tables: webshop 60 x 1.8k, math 300 x 1.6k, alfworld 40 x 5.4k,
@@ -131,7 +136,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="webshop", choices=["webshop", "math", "alfworld", "swe"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=list(ALGORITHMS))
+    parser.add_argument("--algorithms", nargs="+", default=PRIMARY, choices=list(ALGORITHMS))
     parser.add_argument("--num-generations", type=int, default=7, help="returns per task N (BPO: 1 + M(K-1) = 7)")
     parser.add_argument("--token-budget", type=int, default=None,
                         help="sampled tokens of every run (default per env: TOKEN_BUDGETS)")
@@ -188,7 +193,7 @@ def main() -> None:
               for name in cli.algorithms for key in [f"{p}_{m}" for p in prefixes for m in METRICS]}
     fmt = lambda v: f"{np.mean(v):.3f} +- {np.std(v):.3f}"
     invocation = " ".join(["python bench/compare.py --env", cli.env, "--seeds", *map(str, cli.seeds)] +
-                          (["--algorithms", *cli.algorithms] if cli.algorithms != list(ALGORITHMS) else []) +
+                          (["--algorithms", *cli.algorithms] if cli.algorithms != PRIMARY else []) +
                           ([f"--sft-seed {cli.sft_seed}"] if cli.sft_seed else []) + ([f"--tag {cli.tag}"] if cli.tag
                                                                                        else []) +
                           [f"--{k.replace('_', '-')} {v}" for k, v in (
@@ -221,6 +226,12 @@ def main() -> None:
         lines.append(f"| {ALGORITHMS[name][0]} | {np.mean(steps):.1f} | {np.mean(tokens):.0f} +- {np.std(tokens):.0f} "
                      f"({np.mean(overshoot):.0f}) | {np.mean(seconds):.0f} +- {np.std(seconds):.0f} | {fmt(won)} | "
                      f"{snapshot_cell} |")
+    for name in [n for n in cli.algorithms if ALGORITHMS[n][1] == "bpo.py"]:  # the review's two open questions
+        rows = [r for seed in cli.seeds for r in read_rows(os.path.join(ROOT, run_dirs[f"{name}_{seed}"]))]
+        mean = lambda key: np.mean([float(r[key]) for r in rows if r.get(key)] or [math.nan])
+        lines.append(f"\n{ALGORITHMS[name][0]}, mean over steps and seeds: advantage of the steps before a branch "
+                     f"point {mean('pre_branch_advantage'):+.4f}; backbone's return minus its siblings' "
+                     f"{mean('backbone_minus_siblings'):+.4f}")
     sys.path.insert(0, ROOT)
     from grpo_baseline import split_prefix  # the column prefix each script logs a split under
 
@@ -303,7 +314,7 @@ def main() -> None:
     fig.suptitle(f"{cli.env}: every algorithm from the same warm start, N = {cli.num_generations} returns per task, "
                  f"{budget} sampled tokens each ({seeds}, band: one std)", fontsize=10)
     fig.tight_layout()
-    name = f"compare_{setting}" + ("" if cli.algorithms == list(ALGORITHMS) else "_" + "_".join(cli.algorithms))
+    name = f"compare_{setting}" + ("" if cli.algorithms == PRIMARY else "_" + "_".join(cli.algorithms))
     png = os.path.join(out_dir, f"{name}.png")
     fig.savefig(png, dpi=110)
     lines += ["", f"![learning curves]({name}.png)"]

@@ -49,6 +49,8 @@ def test_compare_gives_every_algorithm_one_token_budget_writes_the_table_and_res
                      rf"[+-]\d\.\d{{3}}\] {verdicts}", table, re.M), table
     assert re.search(rf"^\| BPO \(M=2, K=4\) \| .*against GRPO [+-]\d\.\d{{3}} \[.*\] {verdicts}", table, re.M)
     assert "(secondary)" in table and "two consecutive evaluations" in table
+    assert re.search(r"^BPO \(M=2, K=4\), mean over steps and seeds: advantage of the steps before a branch point "
+                     r"[+-]\d\.\d{4}; backbone's return minus its siblings' [+-]\d\.\d{4}$", table, re.M), table
     with open(os.path.join(ROOT, state["grpo_1"]["run_dir"], "metrics.csv")) as f:  # training success per run
         won = [float(r["train_success"]) for r in csv.DictReader(f) if r.get("train_success")]
     assert f"{sum(won) / len(won):.3f}" in table or "+-" in table
