@@ -2,7 +2,9 @@
 
 Each seed's warm start is built (or read from the cache) and evaluated once with `grpo_baseline.py --eval-only`
 on the env's primary held-out split: greedy and sampled success (the sampled one over --eval-samples plays per
-task) and greedy reward, then the mean and the standard deviation over the seeds (ddof 1). A recipe whose greedy
+task) and greedy reward, then the mean and the standard deviation over the seeds (ddof 1). On math it also
+counts the greedy answers written in the checker's `\\boxed{N}` format (the demonstrator ends in `#### N` with
+--sft-mistake-prob) and the share of those that are right: the format and the arithmetic, separately. A recipe whose greedy
 start success moves by more than about 0.03 between seeds makes every table conditioned on one draw of it
 (docs/warm_starts.md). Resumable: a seed whose evaluation finished is read, not run again.
 
@@ -44,6 +46,18 @@ def evaluate_seed(env: str, seed: int, runs_dir: str, extra: list[str]) -> str:
     return finished()[-1]
 
 
+def boxed_answers(run_dir: str) -> str:
+    """Math: how many greedy answers end in `\\boxed{` (the rest in `####`), and the share of those that won."""
+    boxed = won = total = 0
+    with open(os.path.join(run_dir, "transcripts.jsonl")) as f:
+        for episode in map(json.loads, f):
+            if episode["decoding"] == "greedy":
+                total += 1
+                if "\\boxed{" in episode["actions"][-1]:
+                    boxed, won = boxed + 1, won + episode["won"]
+    return f"{boxed:>3} of {total} ({won / max(boxed, 1):.2f} right)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="webshop", choices=["webshop", "math", "alfworld", "swe"])
@@ -65,7 +79,8 @@ def main() -> None:
           + (f" -- {' '.join(extra)}" if extra else ""))
     print(f"# {config['provenance'].get('cpu')}, torch threads 1 per evaluation; held-out split `{split}`, "
           f"{config['eval_tasks']} tasks, sampled success over {config['eval_samples']} plays per task")
-    print(f"{'sft seed':>8}  {'greedy success':>14}  {'sampled success':>15}  {'greedy reward':>13}  warm start")
+    print(f"{'sft seed':>8}  {'greedy success':>14}  {'sampled success':>15}  {'greedy reward':>13}  "
+          + ("greedy answers boxed (right)  " if cli.env == "math" else "") + "warm start")
     table = []
     for seed, run_dir in run_dirs.items():
         records = stats.load_outcomes(run_dir)
@@ -75,7 +90,8 @@ def main() -> None:
         table.append(values)
         with open(os.path.join(run_dir, "policy.json")) as f:
             model_dir = os.path.basename(json.load(f)["model_dir"])
-        print(f"{seed:>8}  {values[0]:>14.3f}  {values[1]:>15.3f}  {values[2]:>13.3f}  {model_dir}")
+        print(f"{seed:>8}  {values[0]:>14.3f}  {values[1]:>15.3f}  {values[2]:>13.3f}  "
+              + (f"{boxed_answers(run_dir):<28}  " if cli.env == "math" else "") + model_dir)
     table = np.array(table)
     print(f"{'mean':>8}  {table[:, 0].mean():>14.3f}  {table[:, 1].mean():>15.3f}  {table[:, 2].mean():>13.3f}")
     print(f"{'sd':>8}  {table[:, 0].std(ddof=1):>14.3f}  {table[:, 1].std(ddof=1):>15.3f}  "
