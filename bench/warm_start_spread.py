@@ -18,6 +18,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +32,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def evaluate_seed(env: str, seed: int, runs_dir: str, extra: list[str]) -> str:
     """The finished --eval-only run of warm start `seed` (run now if there is none)."""
-    name = f"spread_sft{seed}" + ("_" + "_".join(a.lstrip("-") for a in extra) if extra else "")
+    recipe = "_".join(a.lstrip("-") for a in extra)  # the recipe's flags name its runs (a path's '/' made safe)
+    name = f"spread_sft{seed}" + ("_" + re.sub(r"[^A-Za-z0-9._-]+", "-", recipe) if extra else "")
+
     def finished() -> list[str]:  # an interrupted evaluation leaves a run directory without outcomes: not read
         return sorted(d for d in glob.glob(os.path.join(runs_dir, f"{env}__{name}__*"))
                       if os.path.exists(os.path.join(d, "outcomes.jsonl")))
@@ -40,9 +43,14 @@ def evaluate_seed(env: str, seed: int, runs_dir: str, extra: list[str]) -> str:
         return finished()[-1]
     log = os.path.join(runs_dir, f"{env}_{name}.log")
     with open(log, "w") as f:
-        subprocess.run([sys.executable, "grpo_baseline.py", "--env", env, "--sft-seed", str(seed), "--eval-only",
-                        "--exp-name", name, "--runs-dir", runs_dir, *extra], cwd=ROOT, stdout=f,
-                       stderr=subprocess.STDOUT, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        done = subprocess.run([sys.executable, "grpo_baseline.py", "--env", env, "--sft-seed", str(seed), "--eval-only",
+                               "--exp-name", name, "--runs-dir", runs_dir, *extra], cwd=ROOT, stdout=f,
+                              stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    if done.returncode != 0 or not finished():
+        with open(log) as f:
+            tail = "".join(f.readlines()[-15:])
+        raise SystemExit(f"{tail}\nwarm start {seed} ({name}) failed (exit {done.returncode}): the lines above end "
+                         f"{log}; run this script again to go on (finished seeds are read, not rerun)")
     return finished()[-1]
 
 

@@ -47,3 +47,23 @@ def test_a_shipped_warm_start_plays_its_recorded_held_out_episodes(env_name, doc
         assert not differing, (f"{env_name} {role}: tasks {differing} won differently from the record made on "
                                f"{recorded['cpu']} (this machine: {played['cpu']})")
         assert played["reward"] == pytest.approx(recorded["reward"], abs=1e-6)
+
+
+def test_the_spread_bench_builds_each_seeds_warm_start_evaluates_it_once_and_prints_the_table(tmp_path, cache_dir):
+    """bench/warm_start_spread.py on math with a tiny recipe: one --eval-only run per --sft-seed, the table with
+    the mean and sd over seeds and math's answer-format column; a second call reads the finished runs."""
+    import subprocess
+    command = [sys.executable, "bench/warm_start_spread.py", "--env", "math", "--sft-seeds", "0", "1",
+               "--runs-dir", str(tmp_path), "--", "--cache-dir", cache_dir, "--sft-steps", "20",
+               "--sft-episodes", "40", "--eval-tasks", "3", "--eval-samples", "2"]
+    first = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-3000:]
+    rows = [line.split() for line in first.stdout.splitlines() if line.split()[:1] in (["0"], ["1"])]
+    assert [r[0] for r in rows] == ["0", "1"] and all(0 <= float(v) <= 1 for r in rows for v in r[1:4])
+    assert all(" of 3 (" in line for line in first.stdout.splitlines() if line.split()[:1] in (["0"], ["1"]))
+    sd = next(line.split() for line in first.stdout.splitlines() if line.split()[:1] == ["sd"])
+    greedy = [float(r[1]) for r in rows]
+    assert float(sd[1]) == pytest.approx(abs(greedy[0] - greedy[1]) / 2 ** 0.5, abs=1e-3)
+    runs = sorted(os.listdir(tmp_path))
+    second = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0 and second.stdout == first.stdout and sorted(os.listdir(tmp_path)) == runs
