@@ -31,7 +31,8 @@ so two settings never read each other's runs; the output files carry the same na
 
     python bench/compare.py --env webshop --seeds 1 2 3
     python bench/compare.py --env webshop --seeds 1 2 3 --algorithms grpo bpo --sft-seed 1   # another warm start
-    python bench/compare.py --env webshop --seeds 1 2 3 --algorithms grpo bpo --tag lam0 -- --lam 0.0
+    python bench/compare.py --env webshop --seeds 1 2 3 --algorithms grpo bpo bpo-lam0 bpo-lam0.5 bpo-fresh
+    python bench/compare.py --env math --seeds 1 2 3 --tag lr2e-4 -- --learning-rate 2e-4     # flags for every run
 """
 
 from __future__ import annotations
