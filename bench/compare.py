@@ -236,16 +236,9 @@ def main() -> None:
     sys.path.insert(0, ROOT)
     from grpo_baseline import split_prefix  # the column prefix each script logs a split under
 
-    outcomes = {(name, seed): stats.load_outcomes(os.path.join(ROOT, run_dirs[f"{name}_{seed}"]))
-                for name in cli.algorithms for seed in cli.seeds}
-
-    def arm(name: str, split: str, which: int, metric: str, decoding: str) -> dict[int, dict[int, float]]:
-        values = {}
-        for seed in cli.seeds:
-            records = outcomes[(name, seed)]
-            steps = stats.evaluated_steps([r for r in records if r["split"] == split])
-            values[seed] = stats.task_values(records, steps[which], split, decoding, metric)
-        return values
+    outcomes = {name: {seed: stats.load_outcomes(os.path.join(ROOT, run_dirs[f"{name}_{seed}"])) for seed in cli.seeds}
+                for name in cli.algorithms}
+    arm = lambda name, split, which, metric, decoding: stats.arm(outcomes[name], which, split, decoding, metric)
 
     for i, split in enumerate(config["eval_splits"]):
         prefix = split_prefix(split, i == 0)

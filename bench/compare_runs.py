@@ -24,14 +24,15 @@ def main() -> None:
     parser.add_argument("b", help="glob of group B's run directories (quote it)")
     parser.add_argument("--delta", type=float, default=stats.DELTA, help="equivalence margin")
     cli = parser.parse_args()
-    a, b = stats.runs_by_seed(cli.a), stats.runs_by_seed(cli.b)
+    a, b = ({seed: stats.load_outcomes(run_dir) for seed, run_dir in stats.runs_by_seed(pattern).items()}
+            for pattern in (cli.a, cli.b))
     print(f"A = {cli.a} (seeds {sorted(a)})\nB = {cli.b} (seeds {sorted(b)})\n"
           f"mean +- std over seeds at the last evaluation; B - A: estimate [95% interval] verdict (bench/stats.py)")
-    splits = list(dict.fromkeys(r["split"] for r in stats.load_outcomes(next(iter(a.values())))))
+    splits = list(dict.fromkeys(r["split"] for r in next(iter(a.values()))))
     for split in splits:
         print(f"\n== {split} ==")
         for metric, decoding in stats.METRICS:
-            ends = [stats.arm(group, "last", split, decoding, metric) for group in (a, b)]
+            ends = [stats.arm(group, -1, split, decoding, metric) for group in (a, b)]
             means = [np.array([np.mean(list(v.values())) for v in end.values()]) for end in ends]
             difference = stats.compare(ends[0], ends[1], cli.delta)
             print(f"  {metric + '_' + decoding:16} A {means[0].mean():.3f} +- {means[0].std():.3f}   "

@@ -207,12 +207,15 @@ def ratio_interval(ratios: list[float]) -> tuple[float, float, float, int]:
 # ---------------------------------------------------------------------------------------------------
 # Command line: two groups of runs, B - A at their last evaluation, and each group's gain over its start
 # ---------------------------------------------------------------------------------------------------
-def arm(runs: dict[int, str], which: str, split: str, decoding: str, metric: str) -> dict[int, dict[int, float]]:
+def arm(records: dict[int, list[dict]], which: int, split: str, decoding: str,
+        metric: str) -> dict[int, dict[int, float]]:
+    """seed -> task -> value at each seed's evaluation `which` (0: the start, -1: the last) of `split`. The steps are
+    the policy's own evaluations: BranchOPD's teacher records (decoding `teacher_*`, step 0) are not one."""
     values = {}
-    for seed, run_dir in runs.items():
-        records = load_outcomes(run_dir)
-        steps = evaluated_steps([r for r in records if r["split"] == split])
-        values[seed] = task_values(records, steps[0] if which == "first" else steps[-1], split, decoding, metric)
+    for seed, seed_records in records.items():
+        steps = evaluated_steps([r for r in seed_records if r["split"] == split
+                                 and not r["decoding"].startswith("teacher_")])
+        values[seed] = task_values(seed_records, steps[which], split, decoding, metric)
     return values
 
 
@@ -222,20 +225,19 @@ def main() -> None:
     parser.add_argument("b", nargs="?", help="glob of group B's (else: A's gain over its start)")
     parser.add_argument("--delta", type=float, default=DELTA, help="equivalence margin")
     cli = parser.parse_args()
-    a = runs_by_seed(cli.a)
-    b = runs_by_seed(cli.b) if cli.b else None
-    splits = list(dict.fromkeys(r["split"] for r in load_outcomes(next(iter(a.values())))))
+    a = {seed: load_outcomes(run_dir) for seed, run_dir in runs_by_seed(cli.a).items()}
+    b = {seed: load_outcomes(run_dir) for seed, run_dir in runs_by_seed(cli.b).items()} if cli.b else None
+    splits = list(dict.fromkeys(r["split"] for r in next(iter(a.values()))))
     print(f"A = {cli.a} (seeds {sorted(a)})" + (f"\nB = {cli.b} (seeds {sorted(b)})" if b else ""))
     print("per metric: estimate [95% interval] verdict; the estimand is these tasks, over seeds (bench/stats.py)")
     for split in splits:
         print(f"\n== {split} ==")
         for metric, decoding in METRICS:
             name = f"{metric}, {decoding}"
-            gain_a = compare(arm(a, "first", split, decoding, metric), arm(a, "last", split, decoding, metric),
-                             cli.delta)
+            gain_a = compare(arm(a, 0, split, decoding, metric), arm(a, -1, split, decoding, metric), cli.delta)
             line = f"  {name:18} A end - start {gain_a.cell()}"
             if b:
-                difference = compare(arm(a, "last", split, decoding, metric), arm(b, "last", split, decoding, metric),
+                difference = compare(arm(a, -1, split, decoding, metric), arm(b, -1, split, decoding, metric),
                                      cli.delta)
                 line += f" | B - A {difference.cell()}"
             print(line)

@@ -110,24 +110,17 @@ def main() -> None:
     records = {seed: stats.load_outcomes(run_dir) for seed, (run_dir, _) in by_seed.items()}
     splits = next(iter(by_seed.values()))[1] or list(dict.fromkeys(r["split"] for r in next(iter(records.values()))))
 
-    def arm(split: str, which: int, decoding: str, metric: str) -> dict[int, dict[int, float]]:
-        arms = {}
-        for seed, seed_records in records.items():
-            steps = stats.evaluated_steps([r for r in seed_records if r["split"] == split and
-                                           not r["decoding"].startswith("teacher")])
-            arms[seed] = stats.task_values(seed_records, steps[which], split, decoding, metric)
-        return arms
-
     teacher = all(any(r["decoding"] == "teacher_greedy" for r in seed_records) for seed_records in records.values())
     for decoding in ("sampled", "greedy") if teacher else ():
-        lead = stats.compare(arm(splits[0], 0, decoding, "success"), arm(splits[0], 0, f"teacher_{decoding}",
-                                                                        "success"))
+        lead = stats.compare(stats.arm(records, 0, splits[0], decoding, "success"),
+                             stats.arm(records, 0, splits[0], f"teacher_{decoding}", "success"))
         print(f"teacher at the start ({decoding}, split {splits[0]}): lead over the student {lead.cell()}")
     n = len(records)
     for split in splits:
         print(f"\n{split}: gain over the start over {n} seed(s), from the per-task outcomes (bench/stats.py)")
         for metric, decoding in stats.METRICS:
-            gain = stats.compare(arm(split, 0, decoding, metric), arm(split, -1, decoding, metric))
+            gain = stats.compare(stats.arm(records, 0, split, decoding, metric),
+                                 stats.arm(records, -1, split, decoding, metric))
             print(f"  {metric + '_' + decoding:16} {gain.cell()}")
 
 

@@ -91,9 +91,8 @@ def main() -> None:
           + ("greedy answers boxed (right)  " if cli.env == "math" else "") + "warm start")
     table = []
     for seed, run_dir in run_dirs.items():
-        records = stats.load_outcomes(run_dir)
-        step = stats.evaluated_steps(records)[0]
-        values = [np.mean(list(stats.task_values(records, step, split, decoding, metric).values()))
+        records = {seed: stats.load_outcomes(run_dir)}
+        values = [np.mean(list(stats.arm(records, 0, split, decoding, metric)[seed].values()))
                   for metric, decoding in (("success", "greedy"), ("success", "sampled"), ("reward", "greedy"))]
         table.append(values)
         with open(os.path.join(run_dir, "policy.json")) as f:
