@@ -18,7 +18,7 @@ import argparse
 import math
 import re
 
-from scipy import stats as scipy_stats
+import stats
 
 CELL = re.compile(r"(\d+\.\d+) \+- (\d+\.\d+)")
 
@@ -28,12 +28,8 @@ def welch(a: tuple[float, float, int], b: tuple[float, float, int]) -> tuple[flo
     (mean_a, std_a, n_a), (mean_b, std_b, n_b) = a, b
     var_a, var_b = std_a ** 2 * n_a / max(1, n_a - 1), std_b ** 2 * n_b / max(1, n_b - 1)
     se = math.sqrt(var_a / n_a + var_b / n_b)
-    estimate = mean_b - mean_a
-    if se == 0:
-        return estimate, estimate, estimate, 0.0 if estimate else 1.0
     df = se ** 4 / ((var_a / n_a) ** 2 / max(1, n_a - 1) + (var_b / n_b) ** 2 / max(1, n_b - 1) or 1e-300)
-    half = float(scipy_stats.t.ppf(0.975, df)) * se
-    return estimate, estimate - half, estimate + half, float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
+    return (mean_b - mean_a, *stats.t_interval(mean_b - mean_a, se, df))
 
 
 def word(low: float, high: float) -> str:

@@ -140,15 +140,16 @@ def compare(a: dict[int, dict[int, float]], b: dict[int, dict[int, float]], delt
         estimate, se = mean_b - mean_a, math.sqrt(var_a / n_a + var_b / n_b)
         df = (var_a / n_a + var_b / n_b) ** 2 / max(1e-300, (var_a / n_a) ** 2 / df_a + (var_b / n_b) ** 2 / df_b)
         n = min(n_a, n_b)
-    if se == 0.0:  # every seed and task agrees exactly
-        p = 0.0 if estimate != 0 else 1.0
-        low = high = estimate
-    else:
-        half = float(scipy_stats.t.ppf(0.975, df)) * se
-        low, high = estimate - half, estimate + half
-        p = float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
-    result = Comparison(estimate, se, df, low, high, p, n, len(tasks))
-    return decide(result, delta, p < 0.05)
+    low, high, p = t_interval(estimate, se, df)
+    return decide(Comparison(estimate, se, df, low, high, p, n, len(tasks)), delta, p < 0.05)
+
+
+def t_interval(estimate: float, se: float, df: float) -> tuple[float, float, float]:
+    """(low, high, p): the 95% t interval of `estimate` and the two-sided p of 0; se 0 (all agree) is exact."""
+    if se == 0.0:
+        return estimate, estimate, 0.0 if estimate != 0 else 1.0
+    half = float(scipy_stats.t.ppf(0.975, df)) * se
+    return estimate - half, estimate + half, float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
 
 
 def decide(c: Comparison, delta: float, significant: bool) -> Comparison:
