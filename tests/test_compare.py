@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,12 +52,19 @@ def test_compare_gives_every_algorithm_one_token_budget_writes_the_table_and_res
     assert "(secondary)" in table and "two consecutive evaluations" in table
     assert re.search(r"^BPO \(M=2, K=4\), mean over steps and seeds: advantage of the steps before a branch point "
                      r"[+-]\d\.\d{4}; backbone's return minus its siblings' [+-]\d\.\d{4}$", table, re.M), table
-    with open(os.path.join(ROOT, state["grpo_1"]["run_dir"], "metrics.csv")) as f:  # training success per run
-        won = [float(r["train_success"]) for r in csv.DictReader(f) if r.get("train_success")]
-    assert f"{sum(won) / len(won):.3f}" in table or "+-" in table
-    with open(os.path.join(ROOT, state["bpo_1"]["run_dir"], "metrics.csv")) as f:
-        shares = [float(r["snapshot_percent"]) for r in csv.DictReader(f) if r.get("snapshot_percent")]
-    assert shares and re.search(r"^\| BPO \(M=2, K=4\) \| .* \| [\d.]+; [\d.]+-[\d.]+ \|$", table, re.M), table
+    def column(name: str, key: str) -> list[list[float]]:  # per seed, the metrics.csv values of one column
+        runs = []
+        for seed in (1, 2):
+            with open(os.path.join(ROOT, state[f"{name}_{seed}"]["run_dir"], "metrics.csv")) as f:
+                runs.append([float(r[key]) for r in csv.DictReader(f) if r.get(key)])
+        return runs
+
+    won = [sum(run) / len(run) for run in column("grpo", "train_success")]  # training success: mean over steps
+    assert re.search(rf"^\| GRPO \| .* \| {np.mean(won):.3f} \+- {np.std(won):.3f} \| no snapshots \|$", table,
+                     re.M), table
+    shares = [share for run in column("bpo", "snapshot_percent") for share in run]  # BPO's snapshot share of rollouts
+    assert shares and re.search(rf"^\| BPO \(M=2, K=4\) \| .* \| {np.mean(shares):.1f}; {min(shares):.1f}-"
+                                rf"{max(shares):.1f} \|$", table, re.M), table
 
     # an interrupted run is continued from its checkpoint; finished ones are not run again
     state["bpo_1"]["done"] = False
