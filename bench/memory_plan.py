@@ -41,6 +41,7 @@ def plan(shape: str, ranks: int, flags: list[str]) -> None:
     from transformers import AutoModelForCausalLM, Qwen2Config
 
     import grpo_baseline
+    from policy import format_memory_plan, memory_plan
     config = Qwen2Config(**SHAPES[shape], max_position_embeddings=32768)
     with torch.device("meta"):
         parameters = sum(p.numel() for p in AutoModelForCausalLM.from_config(config).parameters())
@@ -49,8 +50,8 @@ def plan(shape: str, ranks: int, flags: list[str]) -> None:
           f"grpo_baseline.py {' '.join(flags)}")
     for gpu, device_bytes in GPUS.items():
         print(f"-- on {gpu}")
-        print(grpo_baseline.format_memory_plan(grpo_baseline.memory_plan(config, parameters, args, ranks,
-                                                                         device_bytes), device_bytes))
+        print(format_memory_plan(memory_plan(config, parameters, args, ranks, device_bytes,
+                                             loss_chunk_bytes=grpo_baseline.LOSS_CHUNK_BYTES), device_bytes))
 
 
 def main() -> None:

@@ -28,7 +28,7 @@ def play_record(model_dir: str, env_name: str) -> dict:
     """The greedy play of `model_dir` on the first RECORD_TASKS tasks of the env's primary held-out split."""
     import grpo_baseline
     from envs import make_env
-    from policy import load_policy
+    from policy import cpu_model, load_policy
     args = grpo_baseline.apply_env_defaults(grpo_baseline.Args(env=env_name))
     model, tokenizer, _, prompt = load_policy(model_dir, env_name, {})
     args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
@@ -41,7 +41,7 @@ def play_record(model_dir: str, env_name: str) -> dict:
     records.sort(key=lambda r: r["task_id"])
     return {"split": split, "tasks": [r["task_id"] for r in records], "won": [r["won"] for r in records],
             "reward": [r["reward"] for r in records], "turns": [r["turns"] for r in records],
-            "cpu": grpo_baseline.cpu_model()}
+            "cpu": cpu_model()}
 
 
 def main() -> None:

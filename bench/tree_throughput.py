@@ -91,9 +91,9 @@ def main() -> None:
         if cli.backend == "vllm":
             if name != "trained":
                 raise SystemExit("--backend vllm measures the trained model only")
-            sampler = treepo.VLLMSampler(model_dir, tokenizer, 64, seed=0)
+            sampler = treepo.SegmentSampler(treepo.VLLMSampler(model_dir, tokenizer, 64, seed=0))
         else:
-            sampler = treepo.HFSampler(policy, tokenizer, 64)
+            sampler = treepo.SegmentSampler(treepo.HFSampler(policy, tokenizer, 64))
         # untimed warm-up on other tasks: a sampler's first calls pay one-off costs (vLLM: compilation, caches)
         warm_rng = random.Random(12345)
         treepo.grow_trees(envs, [warm_rng.randrange(envs[0].num_tasks) for _ in range(cli.tasks)], sampler, tokenizer,

@@ -141,7 +141,8 @@ def test_treepo_segments_honour_max_model_len():
     tokenizer = build_word_tokenizer(WORDS)
     model = build_tiny_model(tokenizer).eval()
     prompt = [tokenizer.bos_token_id] + [tokenizer.convert_tokens_to_ids(w) for w in WORDS[:20]]
-    sampler = treepo.HFSampler(model, tokenizer, max_new_tokens=12, max_model_len=len(prompt) + 5)
+    sampler = treepo.SegmentSampler(treepo.HFSampler(model, tokenizer, max_new_tokens=12,
+                                                           max_model_len=len(prompt) + 5))
     first = sampler.segments([prompt, prompt], 1.0, 3)
     assert all(len(ids) == 3 for ids, _ in first if ids[-1] != tokenizer.eos_token_id)
     second = sampler.segments([i for i in range(2) if sampler.rows[i] >= 0], 1.0, 3)

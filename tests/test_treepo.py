@@ -16,8 +16,9 @@ from policy import build_tiny_model, build_word_tokenizer
 from tests.tree_checks import branch_points, check_trees
 from envs import make_env
 from policy import tokenizer_words
-from treepo import (Args, Decision, Episode, HFSampler, Path, action_logprobs, allocation_temperature, children_per_path,
-                    depth_advantages, fallback_path, math_stop, overlong_penalty, repeats, tree_advantages)
+from treepo import (Args, Decision, Episode, HFSampler, SegmentSampler, Path, action_logprobs, allocation_temperature,
+                    children_per_path, depth_advantages, fallback_path, math_stop, overlong_penalty, repeats,
+                    tree_advantages)
 
 WORDS = "search click buy red blue shoes shirt the a of and one two three four five six".split()
 
@@ -40,7 +41,7 @@ def test_segment_log_probs_equal_a_from_scratch_forward(tiny_policy):
     """Rows copied from the previous call's cache, prompts of different lengths, finished rows dropped mid
     segment, and fallback prefixes (shorter and longer than the batch) merged into the same cache."""
     model, tokenizer = tiny_policy
-    sampler = HFSampler(model, tokenizer, max_new_tokens=64)
+    sampler = SegmentSampler(HFSampler(model, tokenizer, max_new_tokens=64))
     short, long = encode(tokenizer, "red shoes"), encode(tokenizer, "click the blue shirt and buy a red one of two")
     torch.manual_seed(3)
     rows = [list(p) for p in (short, short, long)]  # full token sequence of each row
@@ -127,8 +128,8 @@ def test_probability_allocation_sees_each_turns_log_prob_on_an_agent_env(monkeyp
 
     monkeypatch.setattr(treepo, "children_per_path", spy)
     envs = [make_env("webshop", split="train") for _ in range(2)]
-    treepo.grow_trees(envs, [3, 5], HFSampler(model, tokenizer, 4), tokenizer, args, random.Random(0),
-                      temperature=0.5)
+    treepo.grow_trees(envs, [3, 5], SegmentSampler(HFSampler(model, tokenizer, 4)), tokenizer, args,
+                      random.Random(0), temperature=0.5)
     assert calls
     checked = 0
     for turn_logprobs, scored, leaves, finished_now, temperature, counts in calls:
@@ -156,10 +157,10 @@ def test_repetition_stop_looks_at_the_new_segment_and_fallback_cuts():
     assert math_stop(path, repeated[:3], tokenizer, args) == "repetition"
     leaf = Path(0, [1, 2, 3, 4], action_ids=list(range(12)), logprobs=[0.0] * 12, stop="eos")
     args = Args(env="math", segment_length=3, fallback_cut="last")
-    cut = fallback_path([leaf], args, random.Random(0), turns=False)
+    cut = fallback_path([leaf], args, random.Random(0))
     assert cut.node_ids == [1, 2, 3] and cut.action_ids == list(range(9))
     args.fallback_cut = "random"
-    assert {len(fallback_path([leaf], args, random.Random(s), turns=False).node_ids) for s in range(40)} == {
+    assert {len(fallback_path([leaf], args, random.Random(s)).node_ids) for s in range(40)} == {
         0, 1, 2, 3}
 
 

@@ -96,7 +96,7 @@ def test_treepo_vllm_segments_equal_hf_and_share_the_prefix_cache(policy_and_sam
     model_dir = str(tmp_path / "tiny")
     model.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
-    sampler = treepo.VLLMSampler(model_dir, tokenizer, max_new_tokens=8, seed=0)
+    sampler = treepo.SegmentSampler(treepo.VLLMSampler(model_dir, tokenizer, max_new_tokens=8, seed=0))
     prompt = prompts_of(tokenizer, [70])[0]
     first = sampler.segments([prompt, prompt], 1.0, 8)
     rows = [prompt + ids for ids, _ in first]
