@@ -807,14 +807,7 @@ class Path:
 class Boundary:
     """An agent path's state before one of its turns: its children restore it, a fallback restarts from it."""
     snapshot: object  # the env's snapshot(): restore() returns a live copy
-    obs: str
-    info: dict
-    history: list[tuple[str, str]]
-    num_decisions: int  # the path's decisions and totals so far
-    reward: float
-    won: bool
-    invalid_actions: int
-    malformed_replies: int
+    path: Path  # the path then: its observation, history, decisions and totals (never changed after it forks)
 
 
 def path_seed(seed: int, child: int) -> int:
@@ -963,16 +956,12 @@ def deal(task_ids: list[int], decisions: list[Decision], episodes: list[Episode]
 
 def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: random.Random,
                seeds: list[int] | None = None, temperature: float = 2.0):
-    """TreePO's tree sampler (paper Algorithm 1, official rollout worker): depth by depth, one batched sampler
-    call extends every active path by one segment (math: `segment_length` tokens; agent envs: one turn).
-    The prompt forks into `first_step_divergence` paths; after each depth, finished paths become leaves and
-    `children_per_path` shares the budget among the active ones, whose children copy their prefix (a KV-cache
-    row, a prefix-cache hit, or a restored env snapshot). A task left with no active path and fewer than w
-    leaves restarts from a random segment boundary of a leaf that ended well (depth-first fallback; none:
-    from the prompt). Returns (decisions, episodes, stats): one episode per leaf, with its tree index. With
-    `seeds` (one per task: --task-seeds, torchrun) a tree draws its budget shares and fallbacks from its own
-    generator and each path samples from a seed derived from its tree's and its place in the tree, so a tree
-    does not depend on the other trees of the batch. `temperature`: the probability-based allocations' T."""
+    """TreePO's tree sampler (paper Algorithm 1, official rollout worker): depth by depth, one batched call
+    extends every active path by one segment (math: `segment_length` tokens; agent envs: one turn); finished
+    paths become leaves, `children_per_path` shares the budget among the active ones, and a task left with no
+    active path and fewer than w leaves falls back (`fallback_path`). Returns (decisions, episodes, stats), one
+    episode per leaf. With `seeds` (--task-seeds) each tree draws from its own generator and each path from a
+    seed derived from its place in the tree. `temperature`: the probability-based allocations' T."""
     starts = reset_starts(envs, task_ids)
     tree_rngs = [rng] * len(task_ids) if seeds is None else [random.Random(s) for s in seeds]
     turns = not args.segment_length  # agent envs: a segment is one turn
@@ -1036,8 +1025,7 @@ def token_children(parent: Path, count: int, new_node) -> list[Path]:
 
 def decode_segments(children: list[Path], prompts: list[list[int]], sampler, tokenizer, args: Args,
                     seeds: list[int] | None) -> list[tuple[list[int], list[float]]]:
-    """Math: one segment of `segment_length` tokens for every child, in one batched KV cache (a child copies its
-    parent's cache row; a path without one, a fallback, prefills its prompt and prefix); then why each stops."""
+    """Math: one `segment_length`-token segment for every child in one batch (`SegmentSampler.segments`)."""
     sources = [child.row if child.row is not None else prompts[child.tree] + child.action_ids for child in children]
     segments = sampler.segments(sources, args.temperature, args.segment_length, seeds)
     for j, (child, (ids, logprobs)) in enumerate(zip(children, segments)):
@@ -1049,8 +1037,7 @@ def decode_segments(children: list[Path], prompts: list[list[int]], sampler, tok
 
 
 def token_episode(leaf: Path, task_id: int, start: Start, prompt: list[int], tokenizer, args: Args):
-    """Math: a leaf is one response, scored now (the env's checker on a restored copy, DAPO's overlong penalty).
-    Returns (its episode, its one decision)."""
+    """Math: a leaf is one response, scored now (with DAPO's overlong penalty): its episode and decision."""
     action = tokenizer.decode(leaf.action_ids, skip_special_tokens=True)
     _, reward, _, _, info = start.env.snapshot().restore().step(action)
     return Episode(task_id, leaf.tree, None, start.info.get("task", ""), reward + overlong_penalty(
@@ -1060,12 +1047,9 @@ def token_episode(leaf: Path, task_id: int, start: Start, prompt: list[int], tok
 
 
 def turn_children(parent: Path, count: int, new_node) -> list[Path]:
-    """Agent envs: children that each play the next turn in a live env, the parent's own for the first and its
-    restored snapshot for the others; all record the state before the turn (a later fallback restarts there)."""
+    """Agent envs: children in live envs, the parent's own and restored copies, each with the turn's boundary."""
     state, snapshot = parent.start, parent.start.env.snapshot()
-    boundary = Boundary(snapshot, state.obs, state.info, list(state.history), len(parent.decisions), parent.reward,
-                        parent.won, parent.invalid_actions, parent.malformed_replies)
-    children = []
+    boundary, children = Boundary(snapshot, parent), []
     for k in range(count):
         child = parent.child(k, new_node())
         child.start = Start(state.env if k == 0 else snapshot.restore(), state.obs, state.info, list(state.history),
@@ -1077,8 +1061,7 @@ def turn_children(parent: Path, count: int, new_node) -> list[Path]:
 
 def play_turns(children: list[Path], prompts: list[list[int]], sampler, tokenizer, args: Args,
                seeds: list[int] | None) -> list[tuple[list[int], list[float]]]:
-    """Agent envs: one turn of every child, sampled in one batch and played in its own env (I/O-bound envs: in
-    threads); then whether it ended (the env's end, or the tree's depth)."""
+    """Agent envs: one turn of every child, sampled in one batch and played in its env (I/O-bound: threads)."""
     sources = [build_prompt(tokenizer, args.env, args.prompt_profile, child.start.info.get("task", ""),
                             child.start.obs, child.start.history, args.history_window,
                             child.start.info.get("admissible_actions") if args.include_admissible else None,
@@ -1110,7 +1093,7 @@ def play_turns(children: list[Path], prompts: list[list[int]], sampler, tokenize
 
 
 def turn_episode(leaf: Path, task_id: int, start: Start, prompt: list[int], tokenizer, args: Args):
-    """Agent envs: a leaf is an episode already played. Returns (its episode, its decisions)."""
+    """Agent envs: a leaf is an episode already played: its episode and decisions."""
     return Episode(task_id, leaf.tree, None, start.info.get("task", ""), leaf.reward, leaf.won, leaf.invalid_actions,
                    leaf.malformed_replies, leaf.tampered, actions=leaf.actions, node_ids=leaf.node_ids,
                    stop=leaf.stop), leaf.decisions
@@ -1127,12 +1110,13 @@ def fallback_path(tree_leaves: list[Path], args: Args, rng: random.Random) -> Pa
         len(leaf.node_ids))
     path = Path(leaf.tree, leaf.node_ids[:cut], leaf.action_ids[:cut * (args.segment_length or 0)],
                 leaf.logprobs[:cut * (args.segment_length or 0)], boundaries=leaf.boundaries[:cut])
-    if leaf.boundaries:  # agent envs: the env as it was before the leaf's turn `cut`
-        b = leaf.boundaries[cut]
-        path.start = Start(b.snapshot.restore(), b.obs, b.info, list(b.history), leaf.start.task_id, leaf.tree)
-        path.decisions, path.actions = leaf.decisions[:b.num_decisions], leaf.actions[:b.num_decisions]
+    if leaf.boundaries:  # agent envs: the path and its env as they were before the leaf's turn `cut`
+        before, state = leaf.boundaries[cut].path, leaf.boundaries[cut].path.start
+        path.start = Start(leaf.boundaries[cut].snapshot.restore(), state.obs, state.info, list(state.history),
+                           state.task_id, leaf.tree)
+        path.decisions, path.actions = list(before.decisions), list(before.actions)
         path.reward, path.won, path.invalid_actions, path.malformed_replies = (
-            b.reward, b.won, b.invalid_actions, b.malformed_replies)
+            before.reward, before.won, before.invalid_actions, before.malformed_replies)
     return path
 
 
@@ -1140,6 +1124,17 @@ def fallback_path(tree_leaves: list[Path], args: Args, rng: random.Random) -> Pa
 # Advantages
 # ---------------------------------------------------------------------------------------------------
 # ALGO LOGIC: advantages, the algorithm's own credit assignment
+def compute_advantages(rewards: torch.Tensor, advantage: str = "grpo", scale_rewards: str = "group") -> torch.Tensor:
+    """rewards: (groups, N) episode returns -> (groups, N) advantages."""
+    if advantage == "rloo":  # RLOO Eq. 6: baseline = mean return of the other N-1 rollouts
+        n = rewards.shape[1]
+        return rewards - (rewards.sum(dim=1, keepdim=True) - rewards) / (n - 1)
+    advantages = rewards - rewards.mean(dim=1, keepdim=True)  # GRPO Eq. 3 (outcome supervision)
+    if scale_rewards == "group":
+        advantages = advantages / (rewards.std(dim=1, keepdim=True) + 1e-4)
+    return advantages
+
+
 def depth_advantages(rewards: list[float], node_ids: list[list[int]], drop_zero_std: bool) -> list[list[tuple]]:
     """Per leaf, (A_{i,d}, |G_d(i)|) for every kept depth d: A_{i,d} = R_i - mean of R over G_d(i), the leaves
     that share leaf i's ancestor at depth d (depth 0: every leaf of the task). Subgroups of one leaf are
@@ -1167,9 +1162,9 @@ def tree_advantages(rewards: list[float], node_ids: list[list[int]], args: Args)
     Eq. 5 prints it (std over the J-1 depths below the root; skipped, and counted, where fewer than two such
     depths exist or that std is under 0.01, where it explodes). `flat`: GRPO's group advantage,
     (R - mean) / (std + 1e-4)."""
-    if args.advantage == "flat":
-        r = torch.tensor(rewards, dtype=torch.float)
-        return ((r - r.mean()) / (r.std() + 1e-4 if len(rewards) > 1 else 1.0)).tolist(), 0
+    if args.advantage == "flat":  # GRPO's compute_advantages (a lone leaf: 0)
+        r = torch.tensor([rewards])
+        return (compute_advantages(r)[0] if len(rewards) > 1 else r[0] - r[0]).tolist(), 0
     advantages, skipped = [], 0
     for per_depth in depth_advantages(rewards, node_ids, args.drop_zero_std_subgroups):
         values, sizes = np.array([a for a, _ in per_depth]), np.array([n for _, n in per_depth], dtype=float)
