@@ -800,7 +800,7 @@ class Path:
         return Path(self.tree, self.node_ids + [node], list(self.action_ids), list(self.logprobs), self.row,
                     decisions=list(self.decisions), actions=list(self.actions), reward=self.reward, won=self.won,
                     invalid_actions=self.invalid_actions, malformed_replies=self.malformed_replies,
-                    seed=None if self.seed is None else path_seed(self.seed, k))
+                    tampered=self.tampered, seed=None if self.seed is None else path_seed(self.seed, k))
 
 
 @dataclass
@@ -1115,8 +1115,8 @@ def fallback_path(tree_leaves: list[Path], args: Args, rng: random.Random) -> Pa
         path.start = Start(leaf.boundaries[cut].snapshot.restore(), state.obs, state.info, list(state.history),
                            state.task_id, leaf.tree)
         path.decisions, path.actions = list(before.decisions), list(before.actions)
-        path.reward, path.won, path.invalid_actions, path.malformed_replies = (
-            before.reward, before.won, before.invalid_actions, before.malformed_replies)
+        path.reward, path.won, path.invalid_actions, path.malformed_replies, path.tampered = (
+            before.reward, before.won, before.invalid_actions, before.malformed_replies, before.tampered)
     return path
 
 
@@ -1163,7 +1163,7 @@ def tree_advantages(rewards: list[float], node_ids: list[list[int]], args: Args)
     depths exist or that std is under 0.01, where it explodes). `flat`: GRPO's group advantage,
     (R - mean) / (std + 1e-4)."""
     if args.advantage == "flat":  # GRPO's compute_advantages (a lone leaf: 0)
-        r = torch.tensor([rewards])
+        r = torch.tensor([rewards], dtype=torch.float)
         return (compute_advantages(r)[0] if len(rewards) > 1 else r[0] - r[0]).tolist(), 0
     advantages, skipped = [], 0
     for per_depth in depth_advantages(rewards, node_ids, args.drop_zero_std_subgroups):
@@ -1209,6 +1209,7 @@ def assign_advantages(decisions: list[Decision], episodes: list[Episode], args: 
     if not args.credit_invalid_actions:  # a rejected action changed nothing: it shares a loss, never a gain
         for d in decisions:
             d.advantages = [min(a, 0.0) for a in d.advantages] if d.invalid else d.advantages
+    return skipped
 
 
 # ---------------------------------------------------------------------------------------------------

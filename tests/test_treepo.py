@@ -232,6 +232,32 @@ def two_task_batch():
     return decisions, episodes
 
 
+def test_assign_advantages_returns_the_leaves_that_skipped_eq5():
+    """The count is logged as depth_std_skipped (it was lost: the function returned nothing)."""
+    rewards, node_ids = worked_example()
+    decisions = [Decision([1], [5], [0.0]) for _ in rewards]
+    episodes = [Episode(0, 0, reward=r, decisions=[i], node_ids=ids) for i, (r, ids) in enumerate(zip(rewards, node_ids))]
+    assert treepo.assign_advantages(decisions, episodes, Args(normalize="paper_depth_std")) == 2
+    assert treepo.assign_advantages(decisions, episodes, Args()) == 0
+
+
+def test_a_tampered_turn_stays_on_the_path_through_children_and_fallbacks():
+    """swe's tamper flag is part of a path's totals: children inherit it, a fallback restores it."""
+    class Env:
+        def snapshot(self):
+            return self
+
+        def restore(self):
+            return self
+
+    root = Path(0, [], start=treepo.Start(Env(), "obs", {}, [], 0, 0), tampered=True)
+    children = treepo.turn_children(root, 2, iter(range(10)).__next__)
+    assert all(child.tampered for child in children)
+    leaf = children[0]
+    leaf.stop = "done"
+    assert fallback_path([leaf], Args(env="webshop", segment_length=None), random.Random(0)).tampered
+
+
 def test_batch_whitening_weights_each_leaf_by_its_tokens():
     decisions, episodes = two_task_batch()
     treepo.assign_advantages(decisions, episodes, Args())
