@@ -983,7 +983,8 @@ def save_checkpoint(path: str, state: dict) -> None:
 
 
 
-# ALGO LOGIC: an episode's path cut into its tree's pieces, for trees.jsonl
+# ALGO LOGIC: the step's trees as trees.jsonl draws them (docs/trees.md): each episode's path of pieces, what its
+#    nodes are, what the algorithm scored at them
 def fork_pieces(decisions: list[Decision], episodes: list[Episode], fork_of) -> list[list[tuple]]:
     """Each episode's path for `tree_records`. A main trajectory (`fork_of(e)` None) is cut into pieces at every
     (turn, token position) where one of its continuations forks off; a continuation shares its main's pieces
@@ -1005,6 +1006,20 @@ def fork_pieces(decisions: list[Decision], episodes: list[Episode], fork_of) -> 
             path += [((i, turn, a), d, a, b) for a, b in zip(bounds, bounds[1:])]
         pieces.append(path)
     return pieces
+
+
+def tree_layout(decisions: list[Decision], episodes: list[Episode], args: Args) -> tuple[list, list, dict, dict]:
+    """`tree_records`' (pieces, kinds, marks, extras): backbones cut at their branch points, the entropy that
+    ranked each candidate (Eq. 3), the backbone's snapshot time."""
+    turn_level = args.branch_level == "turn"
+    pieces = fork_pieces(decisions, episodes, lambda e: None if e.branch_point is None else (
+        (e.branch_point, 0) if turn_level else (0, e.branch_point)))
+    kinds = ["backbone" if e.branch_point is None else "sibling" for e in episodes]
+    marks = {(i, *((c, 0) if turn_level else (0, c))): {"entropy": h} for i, e in enumerate(episodes)
+             for c, h in enumerate(e.entropies)}
+    extras = {e.tree: {"snapshot_s": e.snapshot_seconds} for e in episodes if e.branch_point is None}
+    return pieces, kinds, marks, extras
+
 
 # ---------------------------------------------------------------------------------------------------
 # Distributed (torchrun): ranks split a step's tasks, never a group or tree; one update equals the
@@ -1414,16 +1429,9 @@ def main(args: Args) -> str:
         #    point (its branch actions included: --branch-action-credit), sibling credit after them (per token)
         open_questions = assign_advantages(decisions, episodes, branch_points, args)
 
-        # ALGO LOGIC: the first tasks' trees for trees.jsonl: backbones cut at their branch points, the entropy
-        #    that ranked each candidate (Eq. 3), the backbone's snapshot time
+        # TRY NOT TO MODIFY: the first tasks' trees for trees.jsonl, laid out by the algorithm (tree_layout)
         if args.tree_log_every and step % args.tree_log_every == 0 and rank == 0:
-            turn_level = args.branch_level == "turn"
-            pieces = fork_pieces(decisions, episodes, lambda e: None if e.branch_point is None else (
-                (e.branch_point, 0) if turn_level else (0, e.branch_point)))
-            kinds = ["backbone" if e.branch_point is None else "sibling" for e in episodes]
-            marks = {(i, *((c, 0) if turn_level else (0, c))): {"entropy": h} for i, e in enumerate(episodes)
-                     for c, h in enumerate(e.entropies)}
-            extras = {e.tree: {"snapshot_s": e.snapshot_seconds} for e in episodes if e.branch_point is None}
+            pieces, kinds, marks, extras = tree_layout(decisions, episodes, args)
             with open(os.path.join(run_dir, "trees.jsonl"), "a") as f:
                 f.writelines(json.dumps(r) + "\n" for r in tree_records(
                     step + 1, episodes, decisions, pieces, tokenizer, args.tree_log_tasks, kinds, marks, extras))
@@ -1564,7 +1572,8 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
 SUMMED_METRICS = ("decisions", "trained_decisions", "decision_tokens", "rollout_tokens_per_second", "policy_loss",
                   "kl_ref", "approx_kl", "clipfrac", "sampled_tokens", "tampered_submissions")
 # ALGO LOGIC: BPO's own metrics
-TAGS.update({"sibling_success": "charts/sibling_success_rate", "snapshot_percent": "charts/snapshot_percent_of_rollout"})
+TAGS.update({"sibling_success": "charts/sibling_success_rate",
+             "snapshot_percent": "charts/snapshot_percent_of_rollout"})
 
 
 # TRY NOT TO MODIFY: the command line

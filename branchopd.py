@@ -553,6 +553,7 @@ class Episode:
     actions: list[str] = field(default_factory=list)
     states: list[ForkState] = field(default_factory=list)  # main trajectory: the state before each decision
     fork_scores: dict = field(default_factory=dict)  # main: (turn, position) -> (H_t, D_t, score) if eligible
+    forks: list[tuple[int, int]] = field(default_factory=list)  # main: its fork points (turn, position)
 
 
 @dataclass
@@ -818,7 +819,7 @@ def grow_branches(envs, task_ids: list[int], model, teacher, sampler, tokenizer,
     forks, starts = [], []
     for episode in episodes:
         tree_rng = rng if seeds is None else random.Random(seeds[episode.tree])
-        chosen = select_forks(episode, decisions, entropy, mask, tokenizer, args, tree_rng)
+        chosen = episode.forks = select_forks(episode, decisions, entropy, mask, tokenizer, args, tree_rng)
         forks.append(chosen)
         for fork, (turn, position) in enumerate(chosen):
             state, prefix = episode.states[turn], decisions[episode.decisions[turn]].action_ids[:position]
@@ -1104,7 +1105,8 @@ def teacher_margin(teacher_row: dict, student_row: dict) -> str:
 
 
 
-# ALGO LOGIC: an episode's path cut into its tree's pieces, for trees.jsonl
+# ALGO LOGIC: the step's trees as trees.jsonl draws them (docs/trees.md): each episode's path of pieces, what its
+#    nodes are, what the algorithm scored at them
 def fork_pieces(decisions: list[Decision], episodes: list[Episode], fork_of) -> list[list[tuple]]:
     """Each episode's path for `tree_records`. A main trajectory (`fork_of(e)` None) is cut into pieces at every
     (turn, token position) where one of its continuations forks off; a continuation shares its main's pieces
@@ -1126,6 +1128,19 @@ def fork_pieces(decisions: list[Decision], episodes: list[Episode], fork_of) -> 
             path += [((i, turn, a), d, a, b) for a, b in zip(bounds, bounds[1:])]
         pieces.append(path)
     return pieces
+
+
+def tree_layout(decisions: list[Decision], episodes: list[Episode], args: Args) -> tuple[list, list, dict, dict]:
+    """`tree_records`' (pieces, kinds, marks, extras): main trajectories cut at their forks, each fork's entropy,
+    disagreement and score (4.1); a node's advantage is its mean teacher signal."""
+    forks = {e.tree: e.forks for e in episodes if e.branch_point is None}
+    pieces = fork_pieces(decisions, episodes, lambda e: None if e.branch_point is None else
+                         forks[e.tree][e.branch_point])
+    kinds = ["main" if e.branch_point is None else "fork" for e in episodes]
+    marks = {(i, turn, position): dict(zip(("entropy", "disagreement", "score"), e.fork_scores[turn, position]))
+             for i, e in enumerate(episodes) if e.branch_point is None for turn, position in e.forks}
+    return pieces, kinds, marks, {}
+
 
 # ---------------------------------------------------------------------------------------------------
 # Distributed (torchrun): ranks split a step's tasks, never a group or tree; one update equals the
@@ -1573,15 +1588,9 @@ def main(args: Args) -> str:
         # ALGO LOGIC: 2. advantages: the clipped per-token teacher signal, no task reward (4.3)
         clipped_fraction = assign_advantages(decisions, episodes, args)
 
-        # ALGO LOGIC: the first tasks' trees for trees.jsonl: main trajectories cut at their forks, each fork's
-        #    entropy, disagreement and score (4.1); a node's advantage is its mean teacher signal
+        # TRY NOT TO MODIFY: the first tasks' trees for trees.jsonl, laid out by the algorithm (tree_layout)
         if args.tree_log_every and step % args.tree_log_every == 0 and rank == 0:
-            pieces = fork_pieces(decisions, episodes, lambda e: None if e.branch_point is None else
-                                 forks[e.tree][e.branch_point])
-            kinds = ["main" if e.branch_point is None else "fork" for e in episodes]
-            marks = {(i, turn, position): dict(zip(("entropy", "disagreement", "score"), e.fork_scores[turn, position]))
-                     for i, e in enumerate(episodes) if e.branch_point is None for turn, position in forks[e.tree]}
-            extras = {}
+            pieces, kinds, marks, extras = tree_layout(decisions, episodes, args)
             with open(os.path.join(run_dir, "trees.jsonl"), "a") as f:
                 f.writelines(json.dumps(r) + "\n" for r in tree_records(
                     step + 1, episodes, decisions, pieces, tokenizer, args.tree_log_tasks, kinds, marks, extras))

@@ -793,7 +793,8 @@ def save_checkpoint(path: str, state: dict) -> None:
 
 
 
-# ALGO LOGIC: an episode's path cut into its tree's pieces, for trees.jsonl
+# ALGO LOGIC: the step's trees as trees.jsonl draws them (docs/trees.md): each episode's path of pieces, what its
+#    nodes are, what the algorithm scored at them
 def fork_pieces(decisions: list[Decision], episodes: list[Episode], fork_of) -> list[list[tuple]]:
     """Each episode's path for `tree_records`. A main trajectory (`fork_of(e)` None) is cut into pieces at every
     (turn, token position) where one of its continuations forks off; a continuation shares its main's pieces
@@ -815,6 +816,12 @@ def fork_pieces(decisions: list[Decision], episodes: list[Episode], fork_of) -> 
             path += [((i, turn, a), d, a, b) for a, b in zip(bounds, bounds[1:])]
         pieces.append(path)
     return pieces
+
+
+def tree_layout(decisions: list[Decision], episodes: list[Episode], args: Args) -> tuple[list, list, dict, dict]:
+    """`tree_records`' (pieces, kinds, marks, extras): a group is a tree of depth one (episodes from the root)."""
+    return fork_pieces(decisions, episodes, lambda e: None), ["episode"] * len(episodes), {}, {}
+
 
 # ---------------------------------------------------------------------------------------------------
 # Distributed (torchrun): ranks split a step's tasks, never a group or tree; one update equals the
@@ -1213,10 +1220,9 @@ def main(args: Args) -> str:
         # ALGO LOGIC: 2. advantages: one return per episode, compared within its group, on every action token
         assign_advantages(decisions, episodes, args)
 
-        # ALGO LOGIC: the first tasks' trees for trees.jsonl: a group is a tree of depth one (episodes from the root)
+        # TRY NOT TO MODIFY: the first tasks' trees for trees.jsonl, laid out by the algorithm (tree_layout)
         if args.tree_log_every and step % args.tree_log_every == 0 and rank == 0:
-            pieces, kinds = fork_pieces(decisions, episodes, lambda e: None), ["episode"] * len(episodes)
-            marks, extras = {}, {}
+            pieces, kinds, marks, extras = tree_layout(decisions, episodes, args)
             with open(os.path.join(run_dir, "trees.jsonl"), "a") as f:
                 f.writelines(json.dumps(r) + "\n" for r in tree_records(
                     step + 1, episodes, decisions, pieces, tokenizer, args.tree_log_tasks, kinds, marks, extras))

@@ -1396,7 +1396,8 @@ def save_checkpoint(path: str, state: dict) -> None:
 
 
 
-# ALGO LOGIC: an episode's path cut into its tree's pieces, for trees.jsonl
+# ALGO LOGIC: the step's trees as trees.jsonl draws them (docs/trees.md): each episode's path of pieces, what its
+#    nodes are, what the algorithm scored at them
 def segment_pieces(decisions: list[Decision], episodes: list[Episode], segment_length: int) -> list[list[tuple]]:
     """Each leaf's path for `tree_records`: its tree node at every depth (math: `segment_length` tokens of its one
     response; agent envs: one turn each), so that cousins share the nodes of their common prefix. Keys are
@@ -1411,6 +1412,13 @@ def segment_pieces(decisions: list[Decision], episodes: list[Episode], segment_l
             pieces.append([((e.tree, node), d, 0, len(decisions[d].action_ids))
                            for node, d in zip(e.node_ids, e.decisions)])
     return pieces
+
+
+def tree_layout(decisions: list[Decision], episodes: list[Episode], args: Args) -> tuple[list, list, dict, dict]:
+    """`tree_records`' (pieces, kinds, marks, extras): segments shared by cousins, why each leaf stopped."""
+    marks = {(e.tree, e.node_ids[-1]): {"stop": e.stop} for e in episodes if e.node_ids}
+    return segment_pieces(decisions, episodes, args.segment_length), ["segment"] * len(episodes), marks, {}
+
 
 # ---------------------------------------------------------------------------------------------------
 # Distributed (torchrun): ranks split a step's tasks, never a group or tree; one update equals the
@@ -1811,19 +1819,17 @@ def main(args: Args) -> str:
         # ALGO LOGIC: 2. advantages: subgroup tree advantage per leaf (official code), whitened over the batch's tokens
         depth_std_skipped = assign_advantages(decisions, episodes, args)
 
-        # ALGO LOGIC: the first tasks' trees for trees.jsonl: segments shared by cousins, why each leaf stopped
+        # TRY NOT TO MODIFY: the first tasks' trees for trees.jsonl, laid out by the algorithm (tree_layout)
         if args.tree_log_every and step % args.tree_log_every == 0 and rank == 0:
-            pieces, kinds = segment_pieces(decisions, episodes, args.segment_length), ["segment"] * len(episodes)
-            marks = {(e.tree, e.node_ids[-1]): {"stop": e.stop} for e in episodes if e.node_ids}
-            extras = {}
+            pieces, kinds, marks, extras = tree_layout(decisions, episodes, args)
             with open(os.path.join(run_dir, "trees.jsonl"), "a") as f:
                 f.writelines(json.dumps(r) + "\n" for r in tree_records(
                     step + 1, episodes, decisions, pieces, tokenizer, args.tree_log_tasks, kinds, marks, extras))
-        global_task, decisions, episodes = deal(task_ids, decisions, episodes, rank, world_size)  # this rank's trees
-        task_ids = [task_ids[place] for place in global_task]
 
         # ALGO LOGIC: 3. PPO-clip updates. Observation tokens are in the prompt, never in the loss. With beta = 0
         #    a decision whose advantages are all 0 has no gradient: it is skipped (all-equal groups cost nothing).
+        global_task, decisions, episodes = deal(task_ids, decisions, episodes, rank, world_size)  # this rank's trees
+        task_ids = [task_ids[place] for place in global_task]
         model.train()
         trainable = [d for d in decisions if any(d.advantages) or args.beta > 0]
         stats_log, grad_norms = [], []

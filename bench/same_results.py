@@ -3,7 +3,8 @@
 Each tree (a git worktree of the commit before, and this one) runs every script on math and on WebShop from the
 shipped warm start (seed 1, 4 steps, evaluations at steps 0, 2 and 4 on 12 held-out tasks, checkpoints at 2 and 4,
 one torch thread); then every pair of metrics.csv files is compared cell by cell, the timing columns left out
-(their values are wall-clock seconds). A finished run (its final_model/ written) is not run again.
+(their values are wall-clock seconds), and so are its outcomes.jsonl (every held-out play) and trees.jsonl (the
+logged trees, BPO's snapshot seconds left out). A finished run (its final_model/ written) is not run again.
 
     git worktree add /tmp/before COMMIT
     python bench/same_results.py /tmp/before . --out /tmp/same_results    # prints one line per run and a verdict
@@ -13,13 +14,14 @@ from __future__ import annotations
 import argparse
 import csv
 import glob
+import json
 import os
 import subprocess
 import sys
 
 SCRIPTS = ("grpo_baseline", "bpo", "treepo", "branchopd")
 ENVS = ("math", "webshop")
-TIMING = {"step_seconds", "rollout_tokens_per_second", "snapshot_percent"}  # wall-clock columns
+TIMING = {"step_seconds", "rollout_tokens_per_second", "snapshot_percent", "snapshot_s"}  # wall-clock values
 FLAGS = ["--seed", "1", "--total-steps", "4", "--eval-every", "2", "--eval-tasks", "12", "--checkpoint-every", "2"]
 
 
@@ -37,6 +39,13 @@ def run(tree: str, out: str, env: str, script: str) -> str:
     return os.path.join(os.path.dirname(done[0]), "metrics.csv")
 
 
+def same_records(before: str, after: str) -> bool:
+    """Two jsonl files hold the same records, their timing fields left out."""
+    read = lambda path: [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in open(path)]
+    return os.path.exists(before) == os.path.exists(after) and (not os.path.exists(before) or
+                                                                read(before) == read(after))
+
+
 def compare(before: str, after: str) -> tuple[bool, str]:
     rows = [list(csv.reader(open(path))) for path in (before, after)]
     if rows[0][0] != rows[1][0]:
@@ -44,9 +53,12 @@ def compare(before: str, after: str) -> tuple[bool, str]:
     keep = [i for i, name in enumerate(rows[0][0]) if name not in TIMING]
     cells = [[[row[i] if i < len(row) else "" for i in keep] for row in table] for table in rows]
     different = sum(a != b for x, y in zip(*cells) for a, b in zip(x, y)) + abs(len(cells[0]) - len(cells[1]))
-    return not different, (f"{len(rows[0]) - 1} rows x {len(rows[0][0])} columns ({len(rows[0][0]) - len(keep)} "
-                           f"timing columns left out): " + ("identical" if not different else
-                                                             f"{different} cells DIFFERENT"))
+    records = {name: same_records(*(os.path.join(os.path.dirname(path), name) for path in (before, after)))
+               for name in ("outcomes.jsonl", "trees.jsonl")}
+    line = (f"metrics.csv {len(rows[0]) - 1} rows x {len(rows[0][0])} columns ({len(rows[0][0]) - len(keep)} timing or "
+            f"ignored columns left out): " + ("identical" if not different else f"{different} cells DIFFERENT") + "; " +
+            ", ".join(f"{name} {'identical' if same else 'DIFFERENT'}" for name, same in records.items()))
+    return not different and all(records.values()), line
 
 
 def main() -> None:
@@ -56,7 +68,10 @@ def main() -> None:
     parser.add_argument("--out", default="runs/same_results", help="where both trees' runs go (before/, after/)")
     parser.add_argument("--scripts", nargs="+", default=list(SCRIPTS), choices=SCRIPTS)
     parser.add_argument("--envs", nargs="+", default=list(ENVS), choices=ENVS)
+    parser.add_argument("--ignore", nargs="*", default=[], help="metrics.csv columns a change between the trees "
+                        "is meant to change (each is named in the output)")
     cli = parser.parse_args()
+    TIMING.update(cli.ignore)
     for tree in (cli.before, cli.after):
         if not all(os.path.exists(os.path.join(tree, f"{s}.py")) for s in cli.scripts):
             raise SystemExit(f"{tree}: not a tree with {', '.join(s + '.py' for s in cli.scripts)}")
@@ -68,7 +83,8 @@ def main() -> None:
             equal, line = compare(*paths)
             same &= equal
             print(f"{env:8s} {script:14s} {line}", flush=True)
-    print("every metrics.csv identical apart from its timing columns" if same else "NOT identical")
+    left_out = f" and {', '.join(cli.ignore)}" if cli.ignore else ""
+    print(f"every run identical apart from its timing values{left_out}" if same else "NOT identical")
     sys.exit(0 if same else 1)
 
 

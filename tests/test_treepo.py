@@ -236,7 +236,8 @@ def test_assign_advantages_returns_the_leaves_that_skipped_eq5():
     """The count is logged as depth_std_skipped (it was lost: the function returned nothing)."""
     rewards, node_ids = worked_example()
     decisions = [Decision([1], [5], [0.0]) for _ in rewards]
-    episodes = [Episode(0, 0, reward=r, decisions=[i], node_ids=ids) for i, (r, ids) in enumerate(zip(rewards, node_ids))]
+    episodes = [Episode(0, 0, reward=r, decisions=[i], node_ids=ids)
+                for i, (r, ids) in enumerate(zip(rewards, node_ids))]
     assert treepo.assign_advantages(decisions, episodes, Args(normalize="paper_depth_std")) == 2
     assert treepo.assign_advantages(decisions, episodes, Args()) == 0
 
