@@ -256,7 +256,6 @@ class Args:
     """tasks (trees) per logged step"""
 
 
-
 # Defaults that depend on the environment (a flag given on the command line always wins).
 ENV_DEFAULTS = {
     "webshop": dict(tasks_per_step=8, total_steps=60, max_new_tokens=24, learning_rate=1e-4, minibatch_size=32,
@@ -1102,7 +1101,6 @@ def teacher_margin(teacher_row: dict, student_row: dict) -> str:
         verdict = "beyond twice its SE" if teacher - student > 2 * se else "NOT beyond twice its SE: little to teach"
         parts.append(f"{decoding} {teacher:.3f} vs {student:.3f} ({teacher - student:+.3f} +- {se:.3f}, {verdict})")
     return "teacher against the student at the start: " + "; ".join(parts)
-
 
 
 # ALGO LOGIC: the step's trees as trees.jsonl draws them (docs/trees.md): each episode's path of pieces, what its

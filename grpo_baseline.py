@@ -211,7 +211,6 @@ class Args:
     only shares a negative one: a no-op cannot have earned the return, only spent a step of the budget"""
 
 
-
 # Defaults that depend on the environment (a flag given on the command line always wins).
 ENV_DEFAULTS = {
     "webshop": dict(tasks_per_step=8, total_steps=60, max_new_tokens=24, learning_rate=1e-4, minibatch_size=32,
@@ -790,7 +789,6 @@ def split_prefix(split: str, primary: bool) -> str:
 def save_checkpoint(path: str, state: dict) -> None:
     torch.save(state, path + ".tmp")
     os.replace(path + ".tmp", path)  # atomic: an interrupted write never corrupts the last checkpoint
-
 
 
 # ALGO LOGIC: the step's trees as trees.jsonl draws them (docs/trees.md): each episode's path of pieces, what its
