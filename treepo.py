@@ -16,8 +16,8 @@ mean reward of the leaves that share its ancestor at that depth (depth 0: all le
 is whitened. On the agent envs a segment is one turn and a fork restores the env from a snapshot.
 
 This file is a copy of grpo_baseline.py that changes only what TreePO changes: `diff grpo_baseline.py
-treepo.py` shows the arguments, the segment methods of the samplers, the tree rollout, the advantages
-and a few lines of main. Blocks marked `# TRY NOT TO MODIFY:` are the same in every script;
+treepo.py` shows the arguments, the segment sampler, the tree rollout, the advantages and a few lines
+of main. Blocks marked `# TRY NOT TO MODIFY:` are the same in every script;
 `# ALGO LOGIC:` marks the algorithm's own steps.
 
 Usage:
