@@ -64,8 +64,9 @@ from policy import (action_choices, allowed_next, build_prompt, format_memory_pl
                     parse_reply, plot_learning_curve, provenance, stop_token_ids, summary_table,
                     tree_records)
 
-# ALGO LOGIC: what TreePO imports beyond the skeleton: the math stop rules' patterns
+# ALGO LOGIC: what TreePO imports beyond the skeleton: the math stop rules' patterns, copies of an episode so far
 import re
+from dataclasses import replace
 
 
 @dataclass
@@ -784,22 +785,22 @@ class Path:
     stop: str = ""
     start: Start | None = None  # agent envs: env, obs, info, history of the next turn
     decisions: list[Decision] = field(default_factory=list)
-    actions: list[str] = field(default_factory=list)
-    reward: float = 0.0
-    won: bool = False
-    invalid_actions: int = 0
-    malformed_replies: int = 0
-    tampered: bool = False
+    episode: Episode | None = None  # the episode so far: its totals and actions (a leaf's becomes its episode)
     boundaries: list[Boundary] = field(default_factory=list)  # agent envs: the state before each of its turns
     seed: int | None = None  # --task-seeds: the seed of its next segment, derived from its tree's seed and path
     segment_logprob: float = 0.0  # the sum of its last segment's token log-probs (high_prob / low_prob allocation)
 
     def child(self, k: int, node: int) -> Path:
-        """Its k-th child, one node deeper: the same prefix (sampler row, decisions) and totals so far."""
+        """Its k-th child, one node deeper: the same prefix (sampler row, decisions) and episode so far."""
         return Path(self.tree, self.node_ids + [node], list(self.action_ids), list(self.logprobs), self.row,
-                    decisions=list(self.decisions), actions=list(self.actions), reward=self.reward, won=self.won,
-                    invalid_actions=self.invalid_actions, malformed_replies=self.malformed_replies,
-                    tampered=self.tampered, seed=None if self.seed is None else path_seed(self.seed, k))
+                    decisions=list(self.decisions), episode=copy_episode(self.episode),
+                    seed=None if self.seed is None else path_seed(self.seed, k))
+
+
+def copy_episode(episode: Episode | None) -> Episode | None:
+    """A copy that goes its own way: its own lists of actions and (for the leaves) decision indices."""
+    return None if episode is None else replace(episode, actions=list(episode.actions),
+                                                decisions=list(episode.decisions))
 
 
 @dataclass
@@ -974,8 +975,8 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
     leaves: list[list[Path]] = [[] for _ in task_ids]
     fallbacks, stats = [0] * len(task_ids), {"calls": 0, "decoded_tokens": 0}
     div = args.num_generations if args.sampling == "independent" else args.first_step_divergence
-    parents = [(Path(i, [], start=starts[i], seed=None if seeds is None else seeds[i]), div)
-               for i in range(len(task_ids))]
+    parents = [(Path(i, [], start=starts[i], episode=Episode(task_ids[i], i, None, starts[i].info.get("task", "")),
+                     seed=None if seeds is None else seeds[i]), div) for i in range(len(task_ids))]
     while sampler.any_rank(bool(parents)):  # vLLM under torchrun: while any rank grows, every rank samples
         children = [child for parent, count in parents for child in spawn(parent, count, new_node)]
         segments = extend(children, prompts, sampler, tokenizer, args,
@@ -1003,7 +1004,7 @@ def grow_trees(envs, task_ids: list[int], sampler, tokenizer, args: Args, rng: r
     decisions, episodes = [], []
     for tree, tree_leaves in enumerate(leaves):
         for leaf in tree_leaves:
-            episode, steps = as_episode(leaf, task_ids[tree], starts[tree], prompts[tree], tokenizer, args)
+            episode, steps = as_episode(leaf, starts[tree], prompts[tree], tokenizer, args)
             for d in steps:  # each leaf trains on its own copy of the decisions it shares with its cousins
                 episode.decisions.append(len(decisions))
                 decisions.append(Decision(d.prompt_ids, d.action_ids, d.logprobs, allowed=d.allowed, invalid=d.invalid))
@@ -1035,14 +1036,14 @@ def decode_segments(children: list[Path], prompts: list[list[int]], sampler, tok
     return segments
 
 
-def token_episode(leaf: Path, task_id: int, start: Start, prompt: list[int], tokenizer, args: Args):
+def token_episode(leaf: Path, start: Start, prompt: list[int], tokenizer, args: Args):
     """Math: a leaf is one response, scored now (with DAPO's overlong penalty): its episode and decision."""
     action = tokenizer.decode(leaf.action_ids, skip_special_tokens=True)
     _, reward, _, _, info = start.env.snapshot().restore().step(action)
-    return Episode(task_id, leaf.tree, None, start.info.get("task", ""), reward + overlong_penalty(
-        len(leaf.action_ids), args.max_new_tokens, args.overlong_buffer, args.overlong_penalty),
-        bool(info.get("won")), int(info.get("invalid", False)), actions=[action], node_ids=leaf.node_ids,
-        stop=leaf.stop), [Decision(prompt, leaf.action_ids, leaf.logprobs)]
+    reward += overlong_penalty(len(leaf.action_ids), args.max_new_tokens, args.overlong_buffer, args.overlong_penalty)
+    episode = replace(leaf.episode, reward=reward, won=bool(info.get("won")), actions=[action],
+                      invalid_actions=int(info.get("invalid", False)), node_ids=leaf.node_ids, stop=leaf.stop)
+    return episode, [Decision(prompt, leaf.action_ids, leaf.logprobs)]
 
 
 def turn_children(parent: Path, count: int, new_node) -> list[Path]:
@@ -1076,14 +1077,15 @@ def play_turns(children: list[Path], prompts: list[list[int]], sampler, tokenize
         allowed = None if choices is None else [allowed_next(choices[j], ids[:t], tokenizer.eos_token_id)
                                                 for t in range(len(ids))]
         child.decisions.append(Decision(sources[j], ids, logprobs, allowed=allowed))
-        child.actions.append(action)
-        child.reward += reward
-        child.won = child.won or bool(info.get("won", False))
-        child.invalid_actions += int(info.get("invalid", False))
-        child.tampered = child.tampered or bool(info.get("tampered", False))
+        episode = child.episode
+        episode.actions.append(action)
+        episode.reward += reward
+        episode.won = episode.won or bool(info.get("won", False))
+        episode.invalid_actions += int(info.get("invalid", False))
+        episode.tampered = episode.tampered or bool(info.get("tampered", False))
         child.decisions[-1].invalid = bool(info.get("invalid", False))
-        child.reward -= 0.0 if well_formed else args.format_penalty  # chat profile: no <action> tag
-        child.malformed_replies += int(not well_formed)
+        episode.reward -= 0.0 if well_formed else args.format_penalty  # chat profile: no <action> tag
+        episode.malformed_replies += int(not well_formed)
         child.start.history.append((child.start.obs, action))
         child.start.obs, child.start.info = obs, info
         child.stop = "done" if terminated or truncated else "depth" if len(child.node_ids) >= min(
@@ -1091,11 +1093,9 @@ def play_turns(children: list[Path], prompts: list[list[int]], sampler, tokenize
     return segments
 
 
-def turn_episode(leaf: Path, task_id: int, start: Start, prompt: list[int], tokenizer, args: Args):
+def turn_episode(leaf: Path, start: Start, prompt: list[int], tokenizer, args: Args):
     """Agent envs: a leaf is an episode already played: its episode and decisions."""
-    return Episode(task_id, leaf.tree, None, start.info.get("task", ""), leaf.reward, leaf.won, leaf.invalid_actions,
-                   leaf.malformed_replies, leaf.tampered, actions=leaf.actions, node_ids=leaf.node_ids,
-                   stop=leaf.stop), leaf.decisions
+    return replace(leaf.episode, node_ids=leaf.node_ids, stop=leaf.stop), leaf.decisions
 
 
 def fallback_path(tree_leaves: list[Path], args: Args, rng: random.Random) -> Path:
@@ -1108,14 +1108,13 @@ def fallback_path(tree_leaves: list[Path], args: Args, rng: random.Random) -> Pa
     cut = 0 if not candidates else len(leaf.node_ids) - 1 if args.fallback_cut == "last" else rng.randrange(
         len(leaf.node_ids))
     path = Path(leaf.tree, leaf.node_ids[:cut], leaf.action_ids[:cut * (args.segment_length or 0)],
-                leaf.logprobs[:cut * (args.segment_length or 0)], boundaries=leaf.boundaries[:cut])
+                leaf.logprobs[:cut * (args.segment_length or 0)], boundaries=leaf.boundaries[:cut],
+                episode=copy_episode(leaf.episode))  # math: no totals before the response is scored
     if leaf.boundaries:  # agent envs: the path and its env as they were before the leaf's turn `cut`
         before, state = leaf.boundaries[cut].path, leaf.boundaries[cut].path.start
         path.start = Start(leaf.boundaries[cut].snapshot.restore(), state.obs, state.info, list(state.history),
                            state.task_id, leaf.tree)
-        path.decisions, path.actions = list(before.decisions), list(before.actions)
-        path.reward, path.won, path.invalid_actions, path.malformed_replies, path.tampered = (
-            before.reward, before.won, before.invalid_actions, before.malformed_replies, before.tampered)
+        path.decisions, path.episode = list(before.decisions), copy_episode(before.episode)
     return path
 
 

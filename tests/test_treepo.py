@@ -251,12 +251,12 @@ def test_a_tampered_turn_stays_on_the_path_through_children_and_fallbacks():
         def restore(self):
             return self
 
-    root = Path(0, [], start=treepo.Start(Env(), "obs", {}, [], 0, 0), tampered=True)
+    root = Path(0, [], start=treepo.Start(Env(), "obs", {}, [], 0, 0), episode=Episode(0, 0, tampered=True))
     children = treepo.turn_children(root, 2, iter(range(10)).__next__)
-    assert all(child.tampered for child in children)
+    assert all(child.episode.tampered for child in children)
     leaf = children[0]
     leaf.stop = "done"
-    assert fallback_path([leaf], Args(env="webshop", segment_length=None), random.Random(0)).tampered
+    assert fallback_path([leaf], Args(env="webshop", segment_length=None), random.Random(0)).episode.tampered
 
 
 def test_batch_whitening_weights_each_leaf_by_its_tokens():
