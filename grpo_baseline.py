@@ -12,8 +12,7 @@ whose action tokens and sampling log-probs are kept as sampled (token in, token 
 
 This file is the skeleton the other algorithm scripts are copies of: same sections, same names, same
 order, so `diff grpo_baseline.py bpo.py` shows only what the algorithm changes. Blocks marked
-`# TRY NOT TO MODIFY:` are the same in every script; `# ALGO LOGIC:` marks the algorithm's own steps, and
-every line of such a diff lies in one, the flags or the docstring (tests/test_blocks.py).
+`# TRY NOT TO MODIFY:` are the same in every script; `# ALGO LOGIC:` marks the algorithm's own steps.
 
 Usage:
     python grpo_baseline.py --env webshop                 # tiny SFT-warm-started policy, HF sampler on CPU
