@@ -1224,7 +1224,7 @@ def minibatches(trainable: list, decisions: list, episodes: list, global_task: l
         order = torch.randperm(len(trainable)).tolist()
         pieces = [[trainable[i] for i in order[start:start + args.minibatch_size]]
                   for start in range(0, len(order), args.minibatch_size)]
-        return [(batch, sum(len(d.action_ids) for d in batch), 1.0 * world_size) for batch in pieces]
+        return [(batch, sum(len(d.action_ids) for d in batch), 1.0) for batch in pieces]  # world_size is 1
     keys = dict(zip(map(id, decisions), decision_keys(decisions, episodes, global_task)))
     pieces = global_minibatches(trainable, [keys[id(d)] for d in trainable], args.minibatch_size, world_size,
                                 generator)

@@ -659,7 +659,7 @@ def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
 
 
 def memory_plan(config, num_parameters: int, args, world_size: int, device_bytes: int | None = None,
-                sequence_tokens: int | None = None, loss_chunk_bytes: int = 128 << 20) -> list[tuple[str, float]]:
+                sequence_tokens: int | None = None, *, loss_chunk_bytes: int) -> list[tuple[str, float]]:
     """Estimated GiB per rank on the model's device, by part, for the model and flags given (printed at start-up;
     bench/memory_plan.py prints it for models too large for this machine). Float32 weights, gradients and AdamW's two
     moments (--fsdp: a 1/world share of each); the KL reference (--beta > 0; --fsdp: sharded like the learner); the

@@ -1,0 +1,81 @@
+"""How big the four algorithm scripts are, and what each one's diff against the skeleton is made of.
+
+For a git revision and the working tree: each script's lines that are neither blank nor `#` comments, and
+`diff grpo_baseline.py SCRIPT | grep -c '^[<>]'`; then, for the working tree, the diff lines of each script by
+the region they lie in (tests/test_blocks.py's regions: the docstring, the flags, each `# ALGO LOGIC:` block; as
+difflib aligns the two files, so the sum can differ from diff's count by a few lines).
+
+    python bench/script_sizes.py d4d0bd4
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import difflib
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from test_blocks import SCRIPTS, SKELETON, regions  # noqa: E402
+
+
+def source(name: str, revision: str | None) -> list[str]:
+    if revision is None:
+        with open(os.path.join(ROOT, name)) as f:
+            return f.read().splitlines()
+    return subprocess.run(["git", "show", f"{revision}:{name}"], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+
+
+def size(lines: list[str]) -> int:
+    return sum(1 for line in lines if line.strip() and not line.strip().startswith("#"))
+
+
+def gnu_diff_lines(skeleton: str, script: str, revision: str | None) -> int:
+    """What `diff grpo_baseline.py SCRIPT | grep -c '^[<>]'` prints, at `revision` (None: the working tree)."""
+    texts = [("\n".join(source(name, revision)) + "\n").encode() for name in (skeleton, script)]
+    paths = []
+    for i, text in enumerate(texts):
+        path = os.path.join("/tmp", f"script_sizes_{os.getpid()}_{i}.py")
+        with open(path, "wb") as f:
+            f.write(text)
+        paths.append(path)
+    out = subprocess.run(["diff", *paths], capture_output=True, text=True).stdout
+    for path in paths:
+        os.remove(path)
+    return sum(line[:1] in "<>" for line in out.splitlines())
+
+
+def by_region(skeleton: list[str], script: list[str]) -> collections.Counter:
+    left, right = regions(skeleton), regions(script)
+    counts: collections.Counter = collections.Counter()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, skeleton, script, autojunk=False).get_opcodes():
+        if tag != "equal":
+            counts.update(left[i][0] if left[i][0] != "algo" else left[i][1] for i in range(i1, i2))
+            counts.update(right[j][0] if right[j][0] != "algo" else right[j][1] for j in range(j1, j2))
+    return counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("revision", help="the revision to compare the working tree with (e.g. the issue's start)")
+    cli = parser.parse_args()
+    print(f"{'script':18} {'lines ' + cli.revision:>16} {'lines now':>10} {'diff ' + cli.revision:>15} {'diff now':>9}")
+    for name in (SKELETON, *SCRIPTS):
+        before, now = size(source(name, cli.revision)), size(source(name, None))
+        diffs = "" if name == SKELETON else (f"{gnu_diff_lines(SKELETON, name, cli.revision):>15} "
+                                             f"{gnu_diff_lines(SKELETON, name, None):>9}")
+        print(f"{name:18} {before:>16} {now:>10} {diffs}" + (f"  ({(now - before) / before:+.1%})"
+                                                              if name == SKELETON else ""))
+    skeleton = source(SKELETON, None)
+    for name in SCRIPTS:
+        counts = by_region(skeleton, source(name, None))
+        print(f"\n{name}: diff lines by region (difflib's alignment, {sum(counts.values())} in all)")
+        for region, n in counts.most_common():
+            print(f"  {n:4d}  {region[:100]}")
+
+
+if __name__ == "__main__":
+    main()
