@@ -59,8 +59,8 @@ from transformers import DynamicCache
 
 from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import (action_choices, allowed_next, build_prompt, format_memory_plan, load_policy, memory_plan,
-                    parse_reply, plot_learning_curve, provenance, stop_token_ids, summary_table,
+from policy import (action_choices, allowed_next, build_prompt, fork_pieces, format_memory_plan, load_policy,
+                    memory_plan, parse_reply, plot_learning_curve, provenance, stop_token_ids, summary_table,
                     tree_records)
 
 # ALGO LOGIC: what BPO imports beyond the skeleton: snapshots by replay, where a reply's action begins
@@ -334,26 +334,39 @@ class HFSampler:
         from its own generator (the same tokens whatever else is in the batch), else the global one. `choices`:
         one list of token sequences per prompt; only tokens that continue one of them are sampled."""
         unique = list(dict.fromkeys(tuple(p) for p in prompts))
-        row_of = {p: i for i, p in enumerate(unique)}
-        length, device = check_prompt_length(unique, self.max_model_len), self.model.device
-        input_ids = torch.full((len(unique), length), self.tokenizer.pad_token_id, device=device)
-        attention_mask = torch.zeros((len(unique), length), dtype=torch.long, device=device)
-        for i, p in enumerate(unique):  # left padding: every prompt ends at the last column
+        cache, logits, attention_mask, next_position = self.prefill(unique)
+        rows = torch.tensor([unique.index(tuple(p)) for p in prompts], device=self.model.device)
+        cache.batch_select_indices(rows)  # expand the shared prefixes to one cache row per rollout
+        tokens, logprobs, _ = self.decode(cache, logits[rows], attention_mask[rows], next_position[rows], temperature,
+                                          self.max_new_tokens, seeds, choices)
+        return list(zip(tokens, logprobs))
+
+    def prefill(self, prompts: list[list[int]]) -> tuple:
+        """One forward over distinct `prompts`, left-padded so that every prompt ends at the last column: their KV
+        cache and, per prompt, its last logits, attention mask and next position."""
+        length, device = check_prompt_length(prompts, self.max_model_len), self.model.device
+        input_ids = torch.full((len(prompts), length), self.tokenizer.pad_token_id, device=device)
+        attention_mask = torch.zeros((len(prompts), length), dtype=torch.long, device=device)
+        for i, p in enumerate(prompts):
             input_ids[i, length - len(p):] = torch.tensor(p)
             attention_mask[i, length - len(p):] = 1
         position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
         cache = DynamicCache(config=self.model.config)
         logits = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
                             past_key_values=cache, logits_to_keep=1).logits[:, -1]  # (U, V)
-        rows = torch.tensor([row_of[tuple(p)] for p in prompts], device=device)
-        cache.batch_select_indices(rows)  # expand the shared prefixes to one cache row per rollout
-        logits, attention_mask, next_position = logits[rows], attention_mask[rows], position_ids[rows, -1] + 1
-        active = torch.arange(len(prompts))  # rollouts still generating, in cache-row order
-        tokens: list[list[int]] = [[] for _ in prompts]
-        logprobs: list[list[float]] = [[] for _ in prompts]
-        eos = self.tokenizer.eos_token_id
+        return cache, logits, attention_mask, position_ids[:, -1] + 1
+
+    @torch.no_grad()
+    def decode(self, cache, logits, attention_mask, next_position, temperature: float, max_tokens: int,
+               seeds: list[int] | None = None, choices: list[list[list[int]]] | None = None, on_forward=None):
+        """Up to `max_tokens` tokens per cache row (`generate`'s rules), then the rows still going: (tokens, log-probs,
+        (those rows' indices, cache, logits, attention mask, next positions)). `on_forward(rows)`: told of each step."""
+        active = torch.arange(len(logits))  # rows still generating, in cache-row order
+        tokens: list[list[int]] = [[] for _ in range(len(logits))]
+        logprobs: list[list[float]] = [[] for _ in range(len(logits))]
+        device, eos = logits.device, self.tokenizer.eos_token_id
         generators = None if seeds is None else [torch.Generator(device).manual_seed(s) for s in seeds]
-        for _ in range(self.max_new_tokens):
+        for _ in range(max_tokens):
             if choices is not None:  # --constrain-actions: mask what no admissible action continues with
                 allowed = torch.zeros_like(logits, dtype=torch.bool)
                 for row, i in enumerate(active.tolist()):
@@ -372,17 +385,19 @@ class HFSampler:
                 tokens[i].append(token)
                 logprobs[i].append(logprob)
             keep = ~torch.isin(next_tokens, self.stop_ids.to(device)) & (next_position + 1 < self.max_model_len)
-            if not keep.any():
-                break
-            if not keep.all():  # drop finished rollouts from the batch
+            if not keep.all():  # finished rows leave the batch
                 cache.batch_select_indices(keep.nonzero().squeeze(-1))
                 active, next_tokens = active[keep.cpu()], next_tokens[keep]
                 attention_mask, next_position = attention_mask[keep], next_position[keep]
+            if not keep.any():
+                break
             attention_mask = torch.cat([attention_mask, torch.ones_like(attention_mask[:, :1])], dim=1)
             logits = self.model(input_ids=next_tokens[:, None], attention_mask=attention_mask,
                                 position_ids=next_position[:, None], past_key_values=cache).logits[:, -1]
             next_position = next_position + 1
-        return list(zip(tokens, logprobs))
+            if on_forward is not None:
+                on_forward(len(active))
+        return tokens, logprobs, (active, cache, logits, attention_mask, next_position)
 
     def any_rank(self, flag: bool) -> bool:
         """`flag`: each rank samples on its own (the vLLM sampler's engines step together)."""
@@ -983,29 +998,6 @@ def save_checkpoint(path: str, state: dict) -> None:
 
 # ALGO LOGIC: the step's trees as trees.jsonl draws them (docs/trees.md): each episode's path of pieces, what its
 #    nodes are, what the algorithm scored at them
-def fork_pieces(decisions: list[Decision], episodes: list[Episode], fork_of) -> list[list[tuple]]:
-    """Each episode's path for `tree_records`. A main trajectory (`fork_of(e)` None) is cut into pieces at every
-    (turn, token position) where one of its continuations forks off; a continuation shares its main's pieces
-    before its fork point, then adds its own turns (mains come before their continuations in `episodes`)."""
-    mains, cuts = {}, {}
-    for i, e in enumerate(episodes):
-        if fork_of(e) is None:
-            mains.setdefault(e.tree, i)
-        else:
-            cuts.setdefault(mains[e.tree], set()).add(fork_of(e))
-    pieces = []
-    for i, e in enumerate(episodes):
-        fork, path = fork_of(e), []
-        if fork is not None:  # the main's pieces that end at or before the fork point
-            path = [p for p in pieces[mains[e.tree]] if p[0][1] < fork[0] or (p[0][1] == fork[0] and p[3] <= fork[1])]
-        for turn, d in enumerate(e.decisions, start=fork[0] if fork else 0):
-            length = len(decisions[d].action_ids)
-            bounds = sorted({0, length} | {p for t, p in cuts.get(i, ()) if t == turn and 0 < p < length})
-            path += [((i, turn, a), d, a, b) for a, b in zip(bounds, bounds[1:])]
-        pieces.append(path)
-    return pieces
-
-
 def tree_layout(decisions: list[Decision], episodes: list[Episode], args: Args) -> tuple[list, list, dict, dict]:
     """`tree_records`' (pieces, kinds, marks, extras): backbones cut at their branch points, the entropy that
     ranked each candidate (Eq. 3), the backbone's snapshot time."""

@@ -557,6 +557,29 @@ def load_teacher(teacher: str | None, env_name: str, student_tokenizer, prompt: 
 # What every algorithm script reports alike: the memory plan, provenance, the summary table, the learning curve,
 # the logged trees
 # ---------------------------------------------------------------------------------------------------
+def fork_pieces(decisions: list, episodes: list, fork_of) -> list[list[tuple]]:
+    """Each episode's path for `tree_records`. A main trajectory (`fork_of(e)` None) is cut into pieces at every
+    (turn, token position) where one of its continuations forks off; a continuation shares its main's pieces
+    before its fork point, then adds its own turns (mains come before their continuations in `episodes`)."""
+    mains, cuts = {}, {}
+    for i, e in enumerate(episodes):
+        if fork_of(e) is None:
+            mains.setdefault(e.tree, i)
+        else:
+            cuts.setdefault(mains[e.tree], set()).add(fork_of(e))
+    pieces = []
+    for i, e in enumerate(episodes):
+        fork, path = fork_of(e), []
+        if fork is not None:  # the main's pieces that end at or before the fork point
+            path = [p for p in pieces[mains[e.tree]] if p[0][1] < fork[0] or (p[0][1] == fork[0] and p[3] <= fork[1])]
+        for turn, d in enumerate(e.decisions, start=fork[0] if fork else 0):
+            length = len(decisions[d].action_ids)
+            bounds = sorted({0, length} | {p for t, p in cuts.get(i, ()) if t == turn and 0 < p < length})
+            path += [((i, turn, a), d, a, b) for a, b in zip(bounds, bounds[1:])]
+        pieces.append(path)
+    return pieces
+
+
 def tree_records(step: int, episodes: list, decisions: list, pieces: list[list[tuple]], tokenizer, num_trees: int,
                  kinds: list[str], marks: dict, extras: dict) -> list[dict]:
     """The rollout trees of the step's first `num_trees` tasks, one trees.jsonl record each (docs/trees.md).

@@ -60,8 +60,8 @@ from transformers import DynamicCache
 
 from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import (action_choices, allowed_next, build_prompt, format_memory_plan, load_policy, memory_plan,
-                    parse_reply, plot_learning_curve, provenance, stop_token_ids, summary_table,
+from policy import (action_choices, allowed_next, build_prompt, fork_pieces, format_memory_plan, load_policy,
+                    memory_plan, parse_reply, plot_learning_curve, provenance, stop_token_ids, summary_table,
                     tree_records)
 
 # ALGO LOGIC: what TreePO imports beyond the skeleton: the math stop rules' patterns, copies of an episode so far
@@ -367,26 +367,39 @@ class HFSampler:
         from its own generator (the same tokens whatever else is in the batch), else the global one. `choices`:
         one list of token sequences per prompt; only tokens that continue one of them are sampled."""
         unique = list(dict.fromkeys(tuple(p) for p in prompts))
-        row_of = {p: i for i, p in enumerate(unique)}
-        length, device = check_prompt_length(unique, self.max_model_len), self.model.device
-        input_ids = torch.full((len(unique), length), self.tokenizer.pad_token_id, device=device)
-        attention_mask = torch.zeros((len(unique), length), dtype=torch.long, device=device)
-        for i, p in enumerate(unique):  # left padding: every prompt ends at the last column
+        cache, logits, attention_mask, next_position = self.prefill(unique)
+        rows = torch.tensor([unique.index(tuple(p)) for p in prompts], device=self.model.device)
+        cache.batch_select_indices(rows)  # expand the shared prefixes to one cache row per rollout
+        tokens, logprobs, _ = self.decode(cache, logits[rows], attention_mask[rows], next_position[rows], temperature,
+                                          self.max_new_tokens, seeds, choices)
+        return list(zip(tokens, logprobs))
+
+    def prefill(self, prompts: list[list[int]]) -> tuple:
+        """One forward over distinct `prompts`, left-padded so that every prompt ends at the last column: their KV
+        cache and, per prompt, its last logits, attention mask and next position."""
+        length, device = check_prompt_length(prompts, self.max_model_len), self.model.device
+        input_ids = torch.full((len(prompts), length), self.tokenizer.pad_token_id, device=device)
+        attention_mask = torch.zeros((len(prompts), length), dtype=torch.long, device=device)
+        for i, p in enumerate(prompts):
             input_ids[i, length - len(p):] = torch.tensor(p)
             attention_mask[i, length - len(p):] = 1
         position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
         cache = DynamicCache(config=self.model.config)
         logits = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
                             past_key_values=cache, logits_to_keep=1).logits[:, -1]  # (U, V)
-        rows = torch.tensor([row_of[tuple(p)] for p in prompts], device=device)
-        cache.batch_select_indices(rows)  # expand the shared prefixes to one cache row per rollout
-        logits, attention_mask, next_position = logits[rows], attention_mask[rows], position_ids[rows, -1] + 1
-        active = torch.arange(len(prompts))  # rollouts still generating, in cache-row order
-        tokens: list[list[int]] = [[] for _ in prompts]
-        logprobs: list[list[float]] = [[] for _ in prompts]
-        eos = self.tokenizer.eos_token_id
+        return cache, logits, attention_mask, position_ids[:, -1] + 1
+
+    @torch.no_grad()
+    def decode(self, cache, logits, attention_mask, next_position, temperature: float, max_tokens: int,
+               seeds: list[int] | None = None, choices: list[list[list[int]]] | None = None, on_forward=None):
+        """Up to `max_tokens` tokens per cache row (`generate`'s rules), then the rows still going: (tokens, log-probs,
+        (those rows' indices, cache, logits, attention mask, next positions)). `on_forward(rows)`: told of each step."""
+        active = torch.arange(len(logits))  # rows still generating, in cache-row order
+        tokens: list[list[int]] = [[] for _ in range(len(logits))]
+        logprobs: list[list[float]] = [[] for _ in range(len(logits))]
+        device, eos = logits.device, self.tokenizer.eos_token_id
         generators = None if seeds is None else [torch.Generator(device).manual_seed(s) for s in seeds]
-        for _ in range(self.max_new_tokens):
+        for _ in range(max_tokens):
             if choices is not None:  # --constrain-actions: mask what no admissible action continues with
                 allowed = torch.zeros_like(logits, dtype=torch.bool)
                 for row, i in enumerate(active.tolist()):
@@ -405,17 +418,19 @@ class HFSampler:
                 tokens[i].append(token)
                 logprobs[i].append(logprob)
             keep = ~torch.isin(next_tokens, self.stop_ids.to(device)) & (next_position + 1 < self.max_model_len)
-            if not keep.any():
-                break
-            if not keep.all():  # drop finished rollouts from the batch
+            if not keep.all():  # finished rows leave the batch
                 cache.batch_select_indices(keep.nonzero().squeeze(-1))
                 active, next_tokens = active[keep.cpu()], next_tokens[keep]
                 attention_mask, next_position = attention_mask[keep], next_position[keep]
+            if not keep.any():
+                break
             attention_mask = torch.cat([attention_mask, torch.ones_like(attention_mask[:, :1])], dim=1)
             logits = self.model(input_ids=next_tokens[:, None], attention_mask=attention_mask,
                                 position_ids=next_position[:, None], past_key_values=cache).logits[:, -1]
             next_position = next_position + 1
-        return list(zip(tokens, logprobs))
+            if on_forward is not None:
+                on_forward(len(active))
+        return tokens, logprobs, (active, cache, logits, attention_mask, next_position)
 
     def any_rank(self, flag: bool) -> bool:
         """`flag`: each rank samples on its own (the vLLM sampler's engines step together)."""
@@ -564,58 +579,27 @@ class SegmentSampler:
             self.cache.batch_select_indices(rows)
             parts.append((self.cache, self.logits[rows], self.attention_mask[rows], self.next_position[rows]))
         if fresh:
-            length = check_prompt_length(fresh, self.max_model_len)
-            input_ids = torch.full((len(fresh), length), self.tokenizer.pad_token_id, device=device)
-            attention_mask = torch.zeros((len(fresh), length), dtype=torch.long, device=device)
-            for i, p in enumerate(fresh):
-                input_ids[i, length - len(p):], attention_mask[i, length - len(p):] = torch.tensor(p), 1
-            position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-            cache = DynamicCache(config=self.model.config)
-            logits = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                                past_key_values=cache, logits_to_keep=1).logits[:, -1]
+            cache, logits, attention_mask, next_position = self.sampler.prefill(fresh)
             self.calls, self.tokens_computed = self.calls + 1, self.tokens_computed + sum(len(p) for p in fresh)
             rows = torch.tensor([fresh.index(tuple(x)) for x in sources if not isinstance(x, int)], device=device)
             cache.batch_select_indices(rows)
-            parts.append((cache, logits[rows], attention_mask[rows], position_ids[rows, -1] + 1))
+            parts.append((cache, logits[rows], attention_mask[rows], next_position[rows]))
         cache, logits, attention_mask, next_position = merge_cache_rows(parts)
         order = [i for i, x in enumerate(sources) if isinstance(x, int)] + [
             i for i, x in enumerate(sources) if not isinstance(x, int)]
         back = torch.tensor(sorted(range(len(order)), key=order.__getitem__), device=device)  # the sources' order
         cache.batch_select_indices(back)
-        logits, attention_mask, next_position = logits[back], attention_mask[back], next_position[back]
-        active = torch.arange(len(sources))
-        tokens: list[list[int]] = [[] for _ in sources]
-        logprobs: list[list[float]] = [[] for _ in sources]
-        generators = None if seeds is None else [torch.Generator(logits.device).manual_seed(s) for s in seeds]
-        for _ in range(max_tokens):
-            step_logprobs = torch.log_softmax(logits.float() / (temperature or 1.0), dim=-1)
-            if temperature == 0:
-                next_tokens = step_logprobs.argmax(-1)
-            elif generators is None:
-                next_tokens = torch.multinomial(step_logprobs.exp(), 1).squeeze(-1)
-            else:  # row by row, each path from its own generator
-                next_tokens = torch.cat([torch.multinomial(step_logprobs[row].exp(), 1, generator=generators[i])
-                                         for row, i in enumerate(active.tolist())])
-            chosen = step_logprobs.gather(-1, next_tokens[:, None]).squeeze(-1)
-            for i, token, logprob in zip(active.tolist(), next_tokens.tolist(), chosen.tolist()):
-                tokens[i].append(token)
-                logprobs[i].append(logprob)
-            keep = ~torch.isin(next_tokens, self.stop_ids.to(device)) & (next_position + 1 < self.max_model_len)
-            if not keep.all():  # finished rows leave the batch
-                cache.batch_select_indices(keep.nonzero().squeeze(-1))
-                active, next_tokens = active[keep.cpu()], next_tokens[keep]
-                attention_mask, next_position = attention_mask[keep], next_position[keep]
-            if not keep.any():
-                break
-            attention_mask = torch.cat([attention_mask, torch.ones_like(attention_mask[:, :1])], dim=1)
-            logits = self.model(input_ids=next_tokens[:, None], attention_mask=attention_mask,
-                                position_ids=next_position[:, None], past_key_values=cache).logits[:, -1]
-            self.calls, self.tokens_computed = self.calls + 1, self.tokens_computed + len(active)
-            next_position = next_position + 1
+
+        def count(rows: int) -> None:  # a decoding forward over `rows` rows
+            self.calls, self.tokens_computed = self.calls + 1, self.tokens_computed + rows
+
+        tokens, logprobs, (active, *state) = self.sampler.decode(cache, logits[back], attention_mask[back],
+                                                                 next_position[back], temperature, max_tokens, seeds,
+                                                                 on_forward=count)
         self.rows = [-1] * len(sources)  # source index of the next call -> cache row (-1: finished)
         for row, i in enumerate(active.tolist()):
             self.rows[i] = row
-        self.cache, self.logits, self.attention_mask, self.next_position = cache, logits, attention_mask, next_position
+        self.cache, self.logits, self.attention_mask, self.next_position = state
         return list(zip(tokens, logprobs))
 
     def vllm_segments(self, sources: list, temperature: float, max_tokens: int,
