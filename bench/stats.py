@@ -205,6 +205,21 @@ def ratio_interval(ratios: list[float]) -> tuple[float, float, float, int]:
         missing
 
 
+
+def reach_ratio(mine: list[float], grpo: list[float]) -> str:
+    """Per seed, the sampled tokens at which a run first holds a threshold (`tokens_to_reach`; inf: never), this
+    algorithm's and the same seed's GRPO run's: the geometric mean ratio over the seeds where both held it, with a
+    95% interval from two such seeds on, and how many runs of each never held it."""
+    pairs = [(m, g) for m, g in zip(mine, grpo) if math.isfinite(m) and math.isfinite(g) and g > 0]
+    if len(pairs) >= 2:
+        value, low, high, _ = ratio_interval([m / g for m, g in pairs])
+        head = f"{value:.2f}x [{low:.2f}, {high:.2f}]"
+    else:
+        head = f"{pairs[0][0] / pairs[0][1]:.2f}x (no interval from one seed)" if pairs else "no ratio"
+    never_mine, never_grpo = sum(not math.isfinite(m) for m in mine), sum(not math.isfinite(g) for g in grpo)
+    return (f"{head} over the {len(pairs)} of {len(mine)} seeds where both runs held it; never held it: "
+            f"{never_mine} of this algorithm's runs, {never_grpo} of GRPO's")
+
 # ---------------------------------------------------------------------------------------------------
 # Command line: two groups of runs, B - A at their last evaluation, and each group's gain over its start
 # ---------------------------------------------------------------------------------------------------

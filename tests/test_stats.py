@@ -107,3 +107,13 @@ def test_outcomes_files_read_the_latest_evaluation(tmp_path):
     values = stats.task_values(stats.load_outcomes(str(tmp_path)), 0, "test", "greedy", "success")
     assert values == {0: 1.0, 1: 1.0, 2: 0.0}
     assert np.mean(list(values.values())) == pytest.approx(2 / 3)
+
+
+def test_the_reach_ratio_pairs_seeds_where_both_runs_held_the_threshold_and_counts_the_others():
+    inf = math.inf
+    line = stats.reach_ratio([100, 200, inf, 300], [200, 400, 100, inf])
+    assert line.startswith("0.50x [0.50, 0.50] over the 2 of 4 seeds where both runs held it")
+    assert line.endswith("never held it: 1 of this algorithm's runs, 1 of GRPO's")
+    # GRPO itself never holding it in most seeds leaves no interval, and says so (not "infx [nan, nan]")
+    assert stats.reach_ratio([100, 100, 100], [inf, inf, 50]).startswith("2.00x (no interval from one seed) over the 1")
+    assert stats.reach_ratio([inf, inf], [inf, 50]).startswith("no ratio over the 0 of 2 seeds")
