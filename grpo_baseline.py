@@ -307,6 +307,7 @@ class HFSampler:
                                           self.max_new_tokens, seeds, choices)
         return list(zip(tokens, logprobs))
 
+    @torch.no_grad()
     def prefill(self, prompts: list[list[int]]) -> tuple:
         """One forward over distinct `prompts`, left-padded so that every prompt ends at the last column: their KV
         cache and, per prompt, its last logits, attention mask and next position."""
