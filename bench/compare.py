@@ -20,7 +20,7 @@ and seeds; estimate [95% interval] and a verdict: better / worse / equivalent wi
 seeds that would decide it). The primary metric, greedy success on the first split, forms one family across the
 algorithms (Holm); every other cell is secondary. Last, the sampled tokens at which each seed first holds half of
 GRPO's mean greedy gain (start + (final - start) / 2 over GRPO's runs: a threshold fixed before the others are read,
-and one GRPO's own runs hold, which its final mean is not in about half of them) for two evaluations, as a ratio to
+and one GRPO's own runs hold, which its final mean often is not) for two evaluations, as a ratio to
 the same seed's GRPO run, with a 95% interval. The PNG has three panels per decoding: success
 against steps, against sampled tokens and against training wall-clock (rollouts and updates, evaluations
 excluded), one curve per algorithm with a band of one std over seeds.
