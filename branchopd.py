@@ -353,7 +353,8 @@ class HFSampler:
         one list of token sequences per prompt; only tokens that continue one of them are sampled."""
         unique = list(dict.fromkeys(tuple(p) for p in prompts))
         cache, logits, attention_mask, next_position = self.prefill(unique)
-        rows = torch.tensor([unique.index(tuple(p)) for p in prompts], device=self.model.device)
+        row_of = {p: i for i, p in enumerate(unique)}
+        rows = torch.tensor([row_of[tuple(p)] for p in prompts], device=self.model.device)
         cache.batch_select_indices(rows)  # expand the shared prefixes to one cache row per rollout
         tokens, logprobs, _ = self.decode(cache, logits[rows], attention_mask[rows], next_position[rows], temperature,
                                           self.max_new_tokens, seeds, choices)

@@ -15,6 +15,7 @@ import difflib
 import os
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -36,15 +37,12 @@ def size(lines: list[str]) -> int:
 def gnu_diff_lines(skeleton: str, script: str, revision: str | None) -> int:
     """What `diff grpo_baseline.py SCRIPT | grep -c '^[<>]'` prints, at `revision` (None: the working tree)."""
     texts = [("\n".join(source(name, revision)) + "\n").encode() for name in (skeleton, script)]
-    paths = []
-    for i, text in enumerate(texts):
-        path = os.path.join("/tmp", f"script_sizes_{os.getpid()}_{i}.py")
-        with open(path, "wb") as f:
-            f.write(text)
-        paths.append(path)
-    out = subprocess.run(["diff", *paths], capture_output=True, text=True).stdout
-    for path in paths:
-        os.remove(path)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [os.path.join(tmp, f"{i}.py") for i in range(2)]
+        for path, text in zip(paths, texts):
+            with open(path, "wb") as f:
+                f.write(text)
+        out = subprocess.run(["diff", *paths], capture_output=True, text=True).stdout
     return sum(line[:1] in "<>" for line in out.splitlines())
 
 

@@ -205,7 +205,6 @@ def ratio_interval(ratios: list[float]) -> tuple[float, float, float, int]:
         missing
 
 
-
 def reach_ratio(mine: list[float], grpo: list[float]) -> str:
     """Per seed, the sampled tokens at which a run first holds a threshold (`tokens_to_reach`; inf: never), this
     algorithm's and the same seed's GRPO run's: the geometric mean ratio over the seeds where both held it, with a
@@ -219,6 +218,7 @@ def reach_ratio(mine: list[float], grpo: list[float]) -> str:
     never_mine, never_grpo = sum(not math.isfinite(m) for m in mine), sum(not math.isfinite(g) for g in grpo)
     return (f"{head} over the {len(pairs)} of {len(mine)} seeds where both runs held it; never held it: "
             f"{never_mine} of this algorithm's runs, {never_grpo} of GRPO's")
+
 
 # ---------------------------------------------------------------------------------------------------
 # Command line: two groups of runs, B - A at their last evaluation, and each group's gain over its start
