@@ -16,7 +16,8 @@ its verdict at most "inconclusive".
 Verdicts at 95%: `better` / `worse` when the interval excludes 0 (in a family, Holm's adjustment of the p-values
 decides: `holm`); `equivalent within +-delta` when the interval lies inside (-delta, delta) (delta 0.03 unless
 stated); otherwise `inconclusive`, with the seeds per arm that would decide it at 80% power: enough to tell the
-observed difference from 0, or to bound it within delta, whichever is fewer.
+observed difference from 0, or to bound it within delta, whichever is fewer (t quantiles at that many seeds'
+degrees of freedom; always more seeds than the comparison has).
 
     python bench/stats.py "runs/x/webshop__grpo_baseline__*" "runs/x/webshop__bpo__*"    # B - A, every metric
 """
@@ -162,12 +163,25 @@ def decide(c: Comparison, delta: float, significant: bool) -> Comparison:
     else:
         c.verdict = "inconclusive"
         per_seed = c.se ** 2 * max(1, c.seeds)  # the variance one seed contributes
-        z = 1.959964 + 0.841621  # 95% two-sided, 80% power
+        df_per_seed = c.df / (c.seeds - 1) if c.seeds > 1 else 1.0  # n seeds: (n - 1) x this many df
         wanted = [abs(c.estimate)] + ([delta - abs(c.estimate)] if abs(c.estimate) < delta else [])
-        needed = [math.ceil(z ** 2 * per_seed / w ** 2) for w in wanted if w > 1e-9]
-        c.seeds_needed = max(2, min(needed)) if needed and per_seed > 0 else None
+        needed = [seeds_to_decide(per_seed, w, df_per_seed) for w in wanted if w > 1e-9]
+        c.seeds_needed = max(c.seeds + 1, min(needed)) if needed and per_seed > 0 else None
         c.note = "one seed per arm: no seed spread measured" if single_seed else c.note
     return c
+
+
+def seeds_to_decide(per_seed: float, width: float, df_per_seed: float, most: int = 10_000) -> int:
+    """The fewest seeds per arm n >= 2 whose 95% interval, at 80% power, excludes 0 when the true difference is
+    `width` (or bounds it within the margin, `width` = delta - |estimate|): n >= (t_.975 + t_.80)^2 per_seed / width^2,
+    the t quantiles at n's own degrees of freedom (a normal z would promise 2 seeds where 3 did not decide)."""
+    n = max(2, math.ceil((1.959964 + 0.841621) ** 2 * per_seed / width ** 2))  # the normal bound: t is wider
+    while n < most:
+        df = df_per_seed * (n - 1)
+        if n >= (scipy_stats.t.ppf(0.975, df) + scipy_stats.t.ppf(0.80, df)) ** 2 * per_seed / width ** 2:
+            break
+        n += 1
+    return n
 
 
 def holm(comparisons: list[Comparison], delta: float = DELTA, alpha: float = 0.05) -> list[Comparison]:

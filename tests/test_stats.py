@@ -63,13 +63,35 @@ def test_equivalent_within_delta_and_the_delta_is_stated():
 def test_inconclusive_says_how_many_seeds_would_decide():
     """2 seeds, 50 tasks; B wins 1 and 3 more tasks than A: seed differences 0.02 and 0.06. The spread
     var = 0.0008 beats the seed x task floor; t(1 df) makes the interval wide; 80% power at the observed +0.04
-    needs (1.96 + 0.84)^2 * 0.0008 / 0.04^2 = 3.92 -> 4 seeds per arm."""
+    needs n >= (t_.975 + t_.80)^2 * 0.0008 / 0.04^2 at n - 1 df: 6 seeds give (2.571 + 0.920)^2 / 2 = 6.09 > 6,
+    7 give (2.447 + 0.906)^2 / 2 = 5.62 <= 7 -> 7 seeds per arm (a normal z would say 4)."""
     a = {s: {t: float(t < 25) for t in range(50)} for s in range(2)}
     b = {0: {t: float(t < 26) for t in range(50)}, 1: {t: float(t < 28) for t in range(50)}}
     c = stats.compare(a, b)
     assert c.estimate == pytest.approx(0.04) and c.df == 1 and c.se == pytest.approx(0.02)
-    assert c.verdict == "inconclusive" and c.seeds_needed == 4
-    assert "4 seeds per arm" in c.cell()
+    assert c.verdict == "inconclusive" and c.seeds_needed == 7
+    assert "7 seeds per arm" in c.cell()
+
+
+def test_an_inconclusive_comparison_always_asks_for_more_seeds_than_it_has():
+    """B is A with a few tasks flipped up and down per seed (Poisson 4 each way, 200 tasks): the seed spread is
+    small, the interval borders the margin. With the normal z in place of t, 27 of these 64 inconclusive
+    comparisons were told that as few seeds as they already had would decide (3 seeds: "about 2")."""
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(200):
+        seeds, tasks = int(rng.integers(2, 7)), 200
+        a = {s: {t: float(t % 2) for t in range(tasks)} for s in range(seeds)}
+        b = {}
+        for s in range(seeds):
+            up, down = rng.poisson(4), rng.poisson(4)  # tasks A lost that B wins, and A won that B loses
+            b[s] = {t: 1.0 if t % 2 == 0 and t < 2 * up else 0.0 if t % 2 == 1 and t < 2 * down else float(t % 2)
+                    for t in range(tasks)}
+        c = stats.compare(a, b)
+        if c.verdict == "inconclusive":
+            checked += 1
+            assert c.seeds_needed > seeds, (seeds, c)
+    assert checked == 64
 
 
 def test_one_seed_is_at_most_inconclusive_and_unpaired_seeds_use_welch():
