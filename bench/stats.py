@@ -165,8 +165,9 @@ def decide(c: Comparison, delta: float, significant: bool) -> Comparison:
         per_seed = c.se ** 2 * max(1, c.seeds)  # the variance one seed contributes
         df_per_seed = c.df / (c.seeds - 1) if c.seeds > 1 else 1.0  # n seeds: (n - 1) x this many df
         wanted = [abs(c.estimate)] + ([delta - abs(c.estimate)] if abs(c.estimate) < delta else [])
-        needed = [seeds_to_decide(per_seed, w, df_per_seed) for w in wanted if w > 1e-9]
-        c.seeds_needed = max(c.seeds + 1, min(needed)) if needed and per_seed > 0 else None
+        usable = math.isfinite(per_seed) and per_seed > 0 and math.isfinite(df_per_seed)  # one shared task: no floor
+        needed = [seeds_to_decide(per_seed, w, df_per_seed) for w in wanted if w > 1e-9] if usable else []
+        c.seeds_needed = max(c.seeds + 1, min(needed)) if needed else None
         c.note = "one seed per arm: no seed spread measured" if single_seed else c.note
     return c
 
