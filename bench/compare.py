@@ -210,7 +210,8 @@ def main() -> None:
             run_config = json.load(f)
         warm_starts.add(os.path.basename(os.path.normpath(run_config["provenance"].get("model_dir",
                                                                                        run_config["model"]))))
-    lines = [f"# All algorithms on {cli.env}, N = {cli.num_generations} returns per task, {budget} sampled tokens each",
+    who = "All algorithms" if cli.algorithms == PRIMARY else ", ".join(cli.algorithms)
+    lines = [f"# {who} on {cli.env}, N = {cli.num_generations} returns per task, {budget} sampled tokens each",
              "", f"`{invocation}` (each run with OMP_NUM_THREADS=1, {cli.parallel} at a time, on "
              f"{config['provenance'].get('cpu', 'an unrecorded CPU')}). Warm start of every run: "
              f"{', '.join(f'`{name}`' for name in sorted(warm_starts))} (the cache key names it); {len(cli.seeds)} "
