@@ -134,6 +134,12 @@ def setting_name(env: str, sft_seed: int, tag: str) -> str:
     return env + (f"_sft{sft_seed}" if sft_seed else "") + (f"_{tag}" if tag else "")
 
 
+def diagnostic_cell(c: stats.Comparison) -> str:
+    """`+0.0086 [-0.0021, +0.0193] inconclusive (about 9 seeds would tell it from 0)`: a diagnostic against 0."""
+    text = f"{c.estimate:+.4f} [{c.low:+.4f}, {c.high:+.4f}] {c.verdict}"
+    return text + (f" (about {c.seeds_needed} seeds would tell it from 0)" if c.seeds_needed else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="webshop", choices=["webshop", "math", "alfworld", "swe"])
@@ -236,11 +242,12 @@ def main() -> None:
                      f"({np.mean(overshoot):.0f}) | {np.mean(seconds):.0f} +- {np.std(seconds):.0f} | {fmt(won)} | "
                      f"{snapshot_cell} |")
     for name in [n for n in cli.algorithms if ALGORITHMS[n][1] == "bpo.py"]:  # the review's two open questions
-        rows = [r for seed in cli.seeds for r in read_rows(os.path.join(ROOT, run_dirs[f"{name}_{seed}"]))]
-        mean = lambda key: np.mean([float(r[key]) for r in rows if r.get(key)] or [math.nan])
-        lines.append(f"\n{ALGORITHMS[name][0]}, mean over steps and seeds: advantage of the steps before a branch "
-                     f"point {mean('pre_branch_advantage'):+.4f}; backbone's return minus its siblings' "
-                     f"{mean('backbone_minus_siblings'):+.4f}")
+        rows = [read_rows(os.path.join(ROOT, run_dirs[f"{name}_{seed}"])) for seed in cli.seeds]
+        diagnostic = lambda key: stats.mean_over_seeds(  # each seed's mean over its steps, then over seeds
+            [np.mean([float(r[key]) for r in run_rows if r.get(key)] or [math.nan]) for run_rows in rows])
+        lines.append(f"\n{ALGORITHMS[name][0]}, each seed's mean over its steps, then over seeds: advantage of the "
+                     f"steps before a branch point {diagnostic_cell(diagnostic('pre_branch_advantage'))}; backbone's "
+                     f"return minus its siblings' {diagnostic_cell(diagnostic('backbone_minus_siblings'))}")
     sys.path.insert(0, ROOT)
     from grpo_baseline import split_prefix  # the column prefix each script logs a split under
 

@@ -185,6 +185,24 @@ def seeds_to_decide(per_seed: float, width: float, df_per_seed: float, most: int
     return n
 
 
+def mean_over_seeds(per_seed: list[float]) -> Comparison:
+    """A logged quantity's mean over seeds against 0 (one value per seed, say a run's mean over steps of BPO's
+    pre-branch advantage): t interval with n - 1 df; verdict `above 0` / `below 0` / `inconclusive` (no equivalence
+    margin: the quantity has no natural one), with the seeds that would tell it from 0."""
+    values = np.array([v for v in per_seed if math.isfinite(v)], dtype=float)
+    if len(values) == 0:
+        raise ValueError("no finite per-seed value")
+    n = len(values)
+    estimate = float(values.mean())
+    se, df = (float(values.std(ddof=1) / math.sqrt(n)), n - 1.0) if n > 1 else (math.inf, 1.0)
+    low, high, p = t_interval(estimate, se, df) if n > 1 else (-math.inf, math.inf, 1.0)
+    c = decide(Comparison(estimate, se, df, low, high, p, n, 1), 0.0, p < 0.05)
+    c.verdict = {"better": "above 0", "worse": "below 0"}.get(c.verdict, c.verdict)
+    if n > 1 and se == 0.0 and estimate == 0.0:  # say, the pre-branch advantage at lambda 0: none by construction
+        c.verdict, c.seeds_needed = "0 in every seed", None
+    return c
+
+
 def holm(comparisons: list[Comparison], delta: float = DELTA, alpha: float = 0.05) -> list[Comparison]:
     """Holm's step-down adjustment over one family (say, every algorithm against GRPO in one table): the verdicts
     `better` / `worse` only where the adjusted test rejects."""

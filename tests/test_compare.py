@@ -52,8 +52,10 @@ def test_compare_gives_every_algorithm_one_token_budget_writes_the_table_and_res
     assert "(secondary)" in table
     assert re.search(r"Sampled tokens to hold half of GRPO's mean greedy gain .* at two consecutive evaluations|"
                      r"GRPO's mean greedy success did not rise", table), table
-    assert re.search(r"^BPO \(M=2, K=4\), mean over steps and seeds: advantage of the steps before a branch point "
-                     r"[+-]\d\.\d{4}; backbone's return minus its siblings' [+-]\d\.\d{4}$", table, re.M), table
+    diagnostic = r"[+-]\d\.\d{4} \[[+-]\d\.\d{4}, [+-]\d\.\d{4}\] (above 0|below 0|0 in every seed|inconclusive.*)"
+    assert re.search(r"^BPO \(M=2, K=4\), each seed's mean over its steps, then over seeds: advantage of the steps "
+                     rf"before a branch point {diagnostic}; backbone's return minus its siblings' {diagnostic}$",
+                     table, re.M), table
     def column(name: str, key: str) -> list[list[float]]:  # per seed, the metrics.csv values of one column
         runs = []
         for seed in (1, 2):

@@ -1,6 +1,6 @@
 """bench/stats.py on hand-built per-task outcomes whose answers are worked out here: a gain every seed shares
 exactly (which the old seed-level formula called noise), equivalence, an inconclusive pair with the seeds it would
-take, a single seed, unpaired seeds, Holm's adjustment, and compute to a threshold."""
+take, a single seed, unpaired seeds, Holm's adjustment, a diagnostic against 0, and compute to a threshold."""
 
 import math
 import os
@@ -100,6 +100,20 @@ def test_one_seed_is_at_most_inconclusive_and_unpaired_seeds_use_welch():
     assert single.verdict == "inconclusive" and "no seed spread" in single.note  # however large the gain looks
     unpaired = stats.compare({s: start[s] for s in (0, 1)}, {s: end[s] for s in (2, 3)})
     assert unpaired.estimate == pytest.approx(0.06) and unpaired.seeds == 2 and unpaired.se > 0
+
+
+def test_a_diagnostic_against_zero_over_seeds():
+    """Three seeds' means 1, 2, 3: mean 2, sd 1, t(2) interval 2 +- 4.303 / sqrt(3); to tell a per-seed sd of 1 from
+    0 at a true mean of 2 takes n with n >= (t_.975 + t_.80)^2 / 4 at n - 1 df: 4 gives 4.3, 5 gives 3.45."""
+    c = stats.mean_over_seeds([1.0, 2.0, 3.0])
+    assert (c.estimate, c.df) == (2.0, 2.0) and c.high - 2.0 == pytest.approx(4.302653 / math.sqrt(3), rel=1e-5)
+    assert c.verdict == "inconclusive" and c.seeds_needed == 5
+    assert stats.mean_over_seeds([-0.01, -0.02, -0.015]).verdict == "below 0"
+    assert stats.mean_over_seeds([0.9, 1.1, math.nan, 1.0]).verdict == "above 0"  # a seed without the quantity
+    assert stats.mean_over_seeds([0.5]).verdict == "inconclusive"  # one seed: no spread
+    assert stats.mean_over_seeds([0.0, 0.0, 0.0]).verdict == "0 in every seed"
+    with pytest.raises(ValueError):
+        stats.mean_over_seeds([math.nan])
 
 
 def test_holm_adjusts_the_family():
