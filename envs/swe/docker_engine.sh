@@ -25,7 +25,8 @@ if ! command -v dockerd >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io >/dev/null
 fi
 mkdir -p "$dir"
-nohup dockerd --bridge=none --iptables=false --ip6tables=false --data-root "$dir/data" --exec-root "$dir/exec" \
+# its own session: a signal to the caller's process group (Ctrl-C, `kill -- -PGID`) leaves the engine up
+nohup setsid dockerd --bridge=none --iptables=false --ip6tables=false --data-root "$dir/data" --exec-root "$dir/exec" \
   --pidfile "$dir/docker.pid" --host "$socket" >"$dir/dockerd.log" 2>&1 &
 for _ in $(seq 60); do
   if DOCKER_HOST="$socket" docker info >/dev/null 2>&1; then
