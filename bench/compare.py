@@ -28,7 +28,8 @@ excluded), one curve per algorithm with a band of one std over seeds.
 Resumable: each run's log and run directory are recorded in RUNS_DIR/compare_SETTING_runs.json; a finished run
 is not run again, and an interrupted one continues from its checkpoint (`--resume`). SETTING is the env, then
 `_sftN` for another warm start (`--sft-seed N`) and `_TAG` for `--tag TAG` (any other change passed after `--`),
-so two settings never read each other's runs; the output files carry the same name.
+so two settings never read each other's runs; the output files carry the same name, and the runs' directories
+`RUNS_DIR/ENV__compare_sftN_TAG_ALGO__SEED__TIME` (`compare_ALGO` in the default setting).
 
     python bench/compare.py --env webshop --seeds 1 2 3
     python bench/compare.py --env webshop --seeds 1 2 3 --algorithms grpo bpo --sft-seed 1   # another warm start
@@ -134,6 +135,11 @@ def setting_name(env: str, sft_seed: int, tag: str) -> str:
     return env + (f"_sft{sft_seed}" if sft_seed else "") + (f"_{tag}" if tag else "")
 
 
+def exp_name(algorithm: str, sft_seed: int, tag: str) -> str:
+    """A run's --exp-name, so its directory says its setting: compare_bpo, compare_sft1_bpo, compare_lam0_bpo."""
+    return "compare" + setting_name("", sft_seed, tag) + "_" + algorithm
+
+
 def diagnostic_cell(c: stats.Comparison) -> str:
     """`+0.0086 [-0.0021, +0.0193] inconclusive (about 9 seeds would tell it from 0)`: a diagnostic against 0."""
     text = f"{c.estimate:+.4f} [{c.low:+.4f}, {c.high:+.4f}] {c.verdict}"
@@ -188,7 +194,8 @@ def main() -> None:
 
     # 1. the runs, GRPO's first seed alone (it builds the warm start every other run reads), then the rest
     jobs = [{"key": f"{name}_{seed}", "log": os.path.join(runs_dir, "logs", f"{setting}_{name}_{seed}.log"),
-             "command": command(name, seed, f"compare_{name}", [])} for name in cli.algorithms for seed in cli.seeds]
+             "command": command(name, seed, exp_name(name, cli.sft_seed, cli.tag), [])}
+            for name in cli.algorithms for seed in cli.seeds]
     run_dirs = {jobs[0]["key"]: run(jobs[0], state, state_path)}
     with ThreadPoolExecutor(cli.parallel) as pool:
         futures = {job["key"]: pool.submit(run, job, state, state_path) for job in jobs[1:]}

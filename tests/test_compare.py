@@ -154,6 +154,9 @@ def test_another_warm_start_or_setting_gets_its_own_state_and_output_files():
     import compare
     names = {compare.setting_name("webshop", s, t) for s in (0, 1, 2) for t in ("", "lam0")}
     assert compare.setting_name("webshop", 0, "") == "webshop" and len(names) == 6
+    runs = {compare.exp_name("bpo", s, t) for s in (0, 1, 2) for t in ("", "lam0")}  # run directory names differ too
+    assert compare.exp_name("bpo", 0, "") == "compare_bpo" and compare.exp_name("bpo", 1, "") == "compare_sft1_bpo"
+    assert len(runs) == 6
     for flags, message in ((["--", "--sft-seed", "1"], "compare.py's own --sft-seed"),
                            (["--tag", "a b"], "letters, digits")):
         done = subprocess.run([sys.executable, "bench/compare.py", "--env", "math", *flags], cwd=ROOT,
