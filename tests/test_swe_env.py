@@ -421,3 +421,34 @@ def test_a_second_engine_through_docker_host(tmp_path, monkeypatch):
         if os.path.exists(pid_file):
             subprocess.run(["kill", open(pid_file).read().strip()])
         shutil.rmtree(engine_dir, ignore_errors=True)
+
+
+@pytest.mark.skipif(not (HAVE_DOCKER or REQUIRE_DOCKER), reason="no Docker engine answers")
+def test_a_stopped_process_does_not_take_its_sandbox_for_dead():
+    """A real fault: the training process is stopped (SIGSTOP, as a job scheduler or `kill -STOP` does) while a
+    command runs in its container, for longer than the host's wait (timeout + 5 s). On SIGCONT the command's
+    answer is read, not reported as a dead sandbox: the host counts only the time it was running."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen(
+        [sys.executable, "-c",
+         "from envs import make_env\n"
+         "env = make_env('swe', split='train', backend='docker'); env.reset(options={'task_id': 0})\n"
+         "print('started', flush=True)\n"
+         "print(env.sandbox.run('sleep 3; echo finished', timeout=4), flush=True)\n"
+         "env.close()\n"],
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "started", child.stderr.read()
+        time.sleep(1.0)  # the command is running in the container
+        child.send_signal(signal.SIGSTOP)
+        time.sleep(11.0)  # longer than the host's wait of 4 + 5 s
+        child.send_signal(signal.SIGCONT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 0 and "(0, 'finished\\n')" in out, err[-2000:]

@@ -101,7 +101,11 @@ class DockerSandbox:
 
         thread = threading.Thread(target=target, daemon=True)
         thread.start()
-        thread.join(timeout + 5)  # docker-py has no exec timeout; the in-container timeout kills the process
+        waited = 0.0  # docker-py has no exec timeout; the in-container timeout kills the process
+        while thread.is_alive() and waited < timeout + 5:
+            start = time.monotonic()
+            thread.join(0.5)
+            waited += min(time.monotonic() - start, 1.0)  # time this process spent stopped (SIGSTOP) is not waiting
         if thread.is_alive() or "error" in result:
             raise SandboxError(f"sandbox died while running {command!r}: {result.get('error', 'no answer')}")
         exit_code, output = result["value"]
