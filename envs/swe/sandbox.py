@@ -101,12 +101,9 @@ class DockerSandbox:
 
         thread = threading.Thread(target=target, daemon=True)
         thread.start()
-        waited = 0.0  # docker-py has no exec timeout; the in-container timeout kills the process
-        while thread.is_alive() and waited < timeout + 5:
-            start = time.monotonic()
-            thread.join(0.5)
-            waited += min(time.monotonic() - start, 1.0)  # time this process spent stopped (SIGSTOP) is not waiting
-        if thread.is_alive() or "error" in result:
+        # docker-py has no exec timeout; the in-container timeout kills the process
+        answered = wait_running(lambda seconds: (thread.join(seconds), not thread.is_alive())[1], timeout + 5)
+        if not answered or "error" in result:
             raise SandboxError(f"sandbox died while running {command!r}: {result.get('error', 'no answer')}")
         exit_code, output = result["value"]
         return exit_code, output.decode(errors="replace")
@@ -364,12 +361,22 @@ class LocalSandbox:
     def run(self, command: str, timeout: float = 20.0) -> tuple[int, str]:
         if not os.path.isdir(self.dir):
             raise SandboxError("sandbox is gone")
-        try:
-            result = subprocess.run(_local_command(self.dir, command, timeout, self.network), capture_output=True,
-                                    timeout=timeout + 5)
-        except subprocess.TimeoutExpired:
+        process = subprocess.Popen(_local_command(self.dir, command, timeout, self.network), stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+        output: list[bytes] = []
+
+        def finished(seconds: float) -> bool:
+            try:
+                output.extend(process.communicate(timeout=seconds))  # a retry after TimeoutExpired loses nothing
+                return True
+            except subprocess.TimeoutExpired:
+                return False
+
+        if not wait_running(finished, timeout + 5):
+            process.kill()
+            process.communicate()
             return 124, "timed out\n"
-        return result.returncode, (result.stdout + result.stderr).decode(errors="replace")
+        return process.returncode, b"".join(output).decode(errors="replace")
 
     def read(self, path: str) -> str:
         with open(open_beneath(self.dir, path, os.O_RDONLY), encoding="utf-8", errors="replace") as f:
@@ -430,10 +437,15 @@ def _cleanup_local() -> None:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def wait_for(predicate, timeout: float, interval: float = 0.2) -> bool:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
+def wait_running(finished, limit: float) -> bool:
+    """Call finished(0.5) until it is True (then True) or this process has run `limit` seconds (then False).
+    Time the process spent stopped (SIGSTOP, a job scheduler) is not counted: on SIGCONT a command that
+    ended meanwhile is read, not taken for a hung sandbox."""
+    waited = 0.0
+    while waited < limit:
+        start = time.monotonic()
+        if finished(0.5):
             return True
-        time.sleep(interval)
+        waited += min(time.monotonic() - start, 1.0)
     return False
+
