@@ -99,7 +99,12 @@ class Comparison:
         text = f"{self.estimate:+.3f} [{self.low:+.3f}, {self.high:+.3f}] {self.verdict}"
         if self.verdict == "inconclusive" and self.seeds_needed:
             text += f" (about {self.seeds_needed} seeds per arm would decide)"
+        elif self.verdict == "inconclusive" and self.note:
+            text += f" ({self.note})"
         return text
+
+
+NO_SPREAD = "every seed gives every task the same difference: no spread to measure"
 
 
 def residual_variance(table: np.ndarray) -> float:
@@ -156,7 +161,10 @@ def t_interval(estimate: float, se: float, df: float) -> tuple[float, float, flo
 def decide(c: Comparison, delta: float, significant: bool) -> Comparison:
     """The verdict of `c`, given whether its (possibly family-adjusted) test rejects 0."""
     single_seed = c.seeds < 2
-    if significant and not single_seed:
+    no_spread = c.se == 0.0 and c.estimate == 0.0  # say, every task lost by both arms in every seed
+    if no_spread:  # a zero-width interval from zero observed variance bounds nothing: never "equivalent"
+        c.verdict, c.note = "inconclusive", NO_SPREAD
+    elif significant and not single_seed:
         c.verdict = "better" if c.estimate > 0 else "worse"
     elif -delta < c.low and c.high < delta and not single_seed:
         c.verdict = f"equivalent within +-{delta:g}"
@@ -199,7 +207,7 @@ def mean_over_seeds(per_seed: list[float]) -> Comparison:
     c = decide(Comparison(estimate, se, df, low, high, p, n, 1), 0.0, p < 0.05)
     c.verdict = {"better": "above 0", "worse": "below 0"}.get(c.verdict, c.verdict)
     if n > 1 and se == 0.0 and estimate == 0.0:  # say, the pre-branch advantage at lambda 0: none by construction
-        c.verdict, c.seeds_needed = "0 in every seed", None
+        c.verdict, c.seeds_needed, c.note = "0 in every seed", None, ""
     return c
 
 

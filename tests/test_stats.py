@@ -1,6 +1,7 @@
 """bench/stats.py on hand-built per-task outcomes whose answers are worked out here: a gain every seed shares
 exactly (which the old seed-level formula called noise), equivalence, an inconclusive pair with the seeds it would
-take, a single seed, unpaired seeds, Holm's adjustment, a diagnostic against 0, and compute to a threshold."""
+take, a single seed, unpaired seeds, no spread at all, Holm's adjustment, a diagnostic against 0, and compute to a
+threshold."""
 
 import math
 import os
@@ -100,6 +101,20 @@ def test_one_seed_is_at_most_inconclusive_and_unpaired_seeds_use_welch():
     assert single.verdict == "inconclusive" and "no seed spread" in single.note  # however large the gain looks
     unpaired = stats.compare({s: start[s] for s in (0, 1)}, {s: end[s] for s in (2, 3)})
     assert unpaired.estimate == pytest.approx(0.06) and unpaired.seeds == 2 and unpaired.se > 0
+
+
+def test_no_spread_at_all_is_inconclusive_not_equivalent():
+    """3 seeds, 40 tasks, every task lost by both arms in every seed (the code-repair env's held-out splits): the
+    interval has zero width because no variance was observed, which bounds nothing, so the verdict is not
+    "equivalent within +-0.03"; a positive control, one task won by B in one seed, measures a spread."""
+    lost = {s: {t: 0.0 for t in range(40)} for s in range(3)}
+    c = stats.compare(lost, lost)
+    assert (c.estimate, c.low, c.high) == (0.0, 0.0, 0.0)
+    assert c.verdict == "inconclusive" and c.note == stats.NO_SPREAD and c.note in c.cell()
+    assert stats.holm([c])[0].verdict == "inconclusive"
+    one_won = {s: {t: float(s == 0 and t == 0) for t in range(40)} for s in range(3)}
+    c = stats.compare(lost, one_won)
+    assert c.se > 0 and c.note != stats.NO_SPREAD
 
 
 def test_a_diagnostic_against_zero_over_seeds():
