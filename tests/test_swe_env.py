@@ -386,6 +386,25 @@ def test_memory_limit_and_timeouts(env, monkeypatch):
     assert env.step("submit")[1] == 0.0
 
 
+def test_a_flood_of_output_is_cut_and_large_files_are_refused(env):
+    """Code under test that prints 50 MB (a loop writing 4 GB in 3 s was seen) leaves the host at most
+    MAX_OUTPUT_BYTES of it: the first and the last half, the cut counted between them; a file over that size is
+    refused by `read` with a clear error, never loaded. Positive controls: output and a file under the cap arrive
+    whole."""
+    cap = sandbox_module.MAX_OUTPUT_BYTES
+    out = probe(env, "import sys\nfor i in range(800): sys.stdout.write(f'{i:05d}' + 'x' * 65530 + chr(10))\n"
+                     "print('the last line')")
+    assert len(out) < cap + 100, len(out)
+    assert out.startswith("00000x") and out.endswith("the last line\n")
+    assert f"[... {800 * 65536 + 14 - cap} bytes of output cut ...]" in out
+    assert probe(env, "print('y' * 3000)") == "y" * 3000 + "\n"  # positive control: whole
+    probe(env, f"open('big.txt', 'w').write('z' * {cap + 1}); open('small.txt', 'w').write('z' * {cap})")
+    with pytest.raises(ValueError, match="larger than"):
+        env.sandbox.read("big.txt")
+    assert len(env.sandbox.read("small.txt")) == cap
+    assert "larger than" in env.step("cat big.txt")[0]  # the agent is told, the episode goes on
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not (HAVE_DOCKER or REQUIRE_DOCKER), reason="no Docker engine answers")
 def test_a_second_engine_through_docker_host(tmp_path, monkeypatch):

@@ -9,9 +9,10 @@ directory copy). Both give the same `Sandbox` interface:
 
 Commands see only the work dir's files and a system to run them (the image's; locally the host's /usr
 read-only, nothing else of the host), no network but a loopback interface, a time limit inside the sandbox
-(`timeout -k`) and on the host. The host reads and writes a local sandbox's files without following links:
-a link the code under test planted is refused, never followed. A sandbox that died (killed container,
-crashed engine) raises `SandboxError`, never hangs. See docs/envs.md (code repair).
+(`timeout -k`) and on the host; the host keeps at most MAX_OUTPUT_BYTES of a command's output and reads no
+larger file. The host reads and writes a local sandbox's files without following links: a link the code under
+test planted is refused, never followed. A sandbox that died (killed container, crashed engine) raises
+`SandboxError`, never hangs. See docs/envs.md (code repair).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ WORKDIR = "/work"
 ENVIRONMENT = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": WORKDIR, "HOME": "/tmp",
                "PATH": "/usr/local/bin:/usr/bin:/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "LC_ALL": "C.UTF-8"}
 MAX_LAYER_DEPTH = 100  # the engine refuses images deeper than ~125 layers: flatten before that
+MAX_OUTPUT_BYTES = 1 << 20  # of a command's output the host keeps its first and last half (code under test can flood)
 
 
 class SandboxError(RuntimeError):
@@ -92,10 +94,15 @@ class DockerSandbox:
         wrapped = ["sh", "-c", f'timeout -k 1 {timeout} sh -c "$0"; status=$?; {sweep} 2>/dev/null; exit $status',
                    command]
         result: dict = {}
+        output = CappedOutput()
 
         def target():
-            try:
-                result["value"] = self.container.exec_run(wrapped, workdir=WORKDIR, environment=ENVIRONMENT)
+            try:  # container.exec_run, streamed: the host holds at most MAX_OUTPUT_BYTES of it
+                api = self.client.api
+                exec_id = api.exec_create(self.container.id, wrapped, workdir=WORKDIR, environment=ENVIRONMENT)["Id"]
+                for chunk in api.exec_start(exec_id, stream=True):
+                    output.add(chunk)
+                result["exit_code"] = api.exec_inspect(exec_id)["ExitCode"]
             except Exception as error:  # the engine or the container went away
                 result["error"] = error
 
@@ -105,8 +112,7 @@ class DockerSandbox:
         answered = wait_running(lambda seconds: (thread.join(seconds), not thread.is_alive())[1], timeout + 5)
         if not answered or "error" in result:
             raise SandboxError(f"sandbox died while running {command!r}: {result.get('error', 'no answer')}")
-        exit_code, output = result["value"]
-        return exit_code, output.decode(errors="replace")
+        return result["exit_code"], output.text()
 
     def run_raw(self, command: str) -> tuple[int, str]:
         exit_code, output = self._call(self.container.exec_run, ["sh", "-c", command])
@@ -115,9 +121,12 @@ class DockerSandbox:
     def read(self, path: str) -> str:
         quoted = shlex.quote(safe_path(path))  # a link or a special file is refused, as the local backend does
         code, output = self.run(f"if [ -L {quoted} ] || {{ [ -e {quoted} ] && [ ! -f {quoted} ]; }}; then exit 3; fi; "
-                                f"cat -- {quoted}", timeout=5)
+                                f"if [ -f {quoted} ] && [ $(stat -c %s -- {quoted}) -gt {MAX_OUTPUT_BYTES} ]; then "
+                                f"exit 4; fi; cat -- {quoted}", timeout=5)
         if code == 3:
             raise ValueError(refused(path))
+        if code == 4:
+            raise ValueError(too_large(path))
         if code != 0:
             raise FileNotFoundError(path)
         return output
@@ -250,6 +259,31 @@ def refused(path: str) -> str:
     return f"{path!r} is a link, a directory or a special file: refused"
 
 
+def too_large(path: str) -> str:
+    return f"{path!r} is larger than {MAX_OUTPUT_BYTES} bytes: refused"
+
+
+class CappedOutput:
+    """A command's output as it arrives, held to MAX_OUTPUT_BYTES: its first half and its last half (a test
+    summary starts a run's output, the grader's line ends it), with what was cut between them counted."""
+
+    def __init__(self):
+        self.head, self.tail, self.cut = bytearray(), bytearray(), 0
+
+    def add(self, chunk: bytes) -> None:
+        half = MAX_OUTPUT_BYTES // 2
+        room = max(0, half - len(self.head))
+        self.head += chunk[:room]
+        self.tail += chunk[room:]
+        if len(self.tail) > half:
+            self.cut += len(self.tail) - half
+            del self.tail[:len(self.tail) - half]
+
+    def text(self) -> str:
+        middle = f"\n[... {self.cut} bytes of output cut ...]\n".encode() if self.cut else b""
+        return (bytes(self.head) + middle + bytes(self.tail)).decode(errors="replace")
+
+
 def system_view() -> list[str]:
     """bubblewrap arguments that show the code under test the host's system dirs read-only (a merged-/usr
     host's `/bin -> usr/bin` as the same link) and nothing else of the host: no /etc, /home, /root, /opt,
@@ -363,23 +397,31 @@ class LocalSandbox:
             raise SandboxError("sandbox is gone")
         process = subprocess.Popen(_local_command(self.dir, command, timeout, self.network), stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE)
-        output: list[bytes] = []
+        outputs = [CappedOutput(), CappedOutput()]  # stdout, then stderr, each held to MAX_OUTPUT_BYTES
+        readers = [threading.Thread(target=_drain, args=(pipe, output), daemon=True)
+                   for pipe, output in zip((process.stdout, process.stderr), outputs)]
+        for reader in readers:
+            reader.start()
 
         def finished(seconds: float) -> bool:
             try:
-                output.extend(process.communicate(timeout=seconds))  # a retry after TimeoutExpired loses nothing
+                process.wait(timeout=seconds)
                 return True
             except subprocess.TimeoutExpired:
                 return False
 
         if not wait_running(finished, timeout + 5):
             process.kill()
-            process.communicate()
+            process.wait()
             return 124, "timed out\n"
-        return process.returncode, b"".join(output).decode(errors="replace")
+        for reader in readers:  # the pipes close when the command and what it started have exited
+            reader.join(5)
+        return process.returncode, outputs[0].text() + outputs[1].text()
 
     def read(self, path: str) -> str:
         with open(open_beneath(self.dir, path, os.O_RDONLY), encoding="utf-8", errors="replace") as f:
+            if os.fstat(f.fileno()).st_size > MAX_OUTPUT_BYTES:
+                raise ValueError(too_large(path))
             return f.read()
 
     def write(self, path: str, text: str) -> None:
@@ -435,6 +477,12 @@ def _mark_local_ok() -> None:
 def _cleanup_local() -> None:
     for directory in list(_LOCAL_DIRS):
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def _drain(pipe, output: CappedOutput) -> None:
+    for chunk in iter(lambda: pipe.read1(65536), b""):
+        output.add(chunk)
+    pipe.close()
 
 
 def wait_running(finished, limit: float) -> bool:
