@@ -35,7 +35,7 @@ WORKDIR = "/work"
 ENVIRONMENT = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": WORKDIR, "HOME": "/tmp",
                "PATH": "/usr/local/bin:/usr/bin:/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "LC_ALL": "C.UTF-8"}
 MAX_LAYER_DEPTH = 100  # the engine refuses images deeper than ~125 layers: flatten before that
-MAX_OUTPUT_BYTES = 1 << 20  # of a command's output the host keeps its first and last half (code under test can flood)
+MAX_OUTPUT_BYTES = 1 << 20  # of a command's output (locally: of each stream) the host keeps the first and last half
 
 
 class SandboxError(RuntimeError):
