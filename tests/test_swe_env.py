@@ -387,10 +387,10 @@ def test_memory_limit_and_timeouts(env, monkeypatch):
 
 
 def test_a_flood_of_output_is_cut_and_large_files_are_refused(env):
-    """Code under test that prints 50 MB (a loop writing 4 GB in 3 s was seen) leaves the host at most
-    MAX_OUTPUT_BYTES of it: the first and the last half, the cut counted between them; a file over that size is
-    refused by `read` with a clear error, never loaded. Positive controls: output and a file under the cap arrive
-    whole."""
+    """Code under test that prints 50 MB (a print loop writes gigabytes within a command's time limit) leaves the
+    host at most MAX_OUTPUT_BYTES of it: the first and the last half, the cut counted between them; a file over that
+    size is refused by `read` with a clear error, never loaded. Positive controls: output and a file under the cap
+    arrive whole."""
     cap = sandbox_module.MAX_OUTPUT_BYTES
     out = probe(env, "import sys\nfor i in range(800): sys.stdout.write(f'{i:05d}' + 'x' * 65530 + chr(10))\n"
                      "print('the last line')")

@@ -108,9 +108,11 @@ class DockerSandbox:
 
         thread = threading.Thread(target=target, daemon=True)
         thread.start()
-        # docker-py has no exec timeout; the in-container timeout kills the process
-        answered = wait_running(lambda seconds: (thread.join(seconds), not thread.is_alive())[1], timeout + 5)
-        if not answered or "error" in result:
+        def finished(seconds: float) -> bool:  # docker-py has no exec timeout; the in-container timeout kills it
+            thread.join(seconds)
+            return not thread.is_alive()
+
+        if not wait_running(finished, timeout + 5) or "error" in result:
             raise SandboxError(f"sandbox died while running {command!r}: {result.get('error', 'no answer')}")
         return result["exit_code"], output.text()
 
@@ -496,4 +498,3 @@ def wait_running(finished, limit: float) -> bool:
             return True
         waited += min(time.monotonic() - start, 1.0)
     return False
-
