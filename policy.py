@@ -894,46 +894,143 @@ def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
 
 
 def memory_plan(config, num_parameters: int, args, world_size: int, device_bytes: int | None = None,
-                sequence_tokens: int | None = None, *, loss_chunk_bytes: int) -> list[tuple[str, float]]:
-    """Estimated GiB per rank on the model's device, by part, for the model and flags given (printed at start-up;
-    bench/memory_plan.py prints it for models too large for this machine). Float32 weights, gradients and AdamW's two
-    moments (--fsdp: a 1/world share of each); the KL reference (--beta > 0; --fsdp: sharded like the learner); the
-    HF sampler's full copy under --fsdp; vLLM's pool (its share of the GPU, weights and KV cache; on a CPU its
-    weights and 256 MB of KV cache); the activations of one forward/backward pass over --micro-batch-size (else
-    --minibatch-size) decisions of `sequence_tokens` tokens (default: the reply budget + 512 prompt tokens; per
-    layer 34 h + 5 a s values of 2 bytes, Korthikanti et al. 2022, doubled in float32; --gradient-checkpointing keeps
-    one hidden state per layer and one layer's in full) and their LM head logits (the model's dtype, with their
-    gradient, plus `action_logprobs`' float32 chunk, `loss_chunk_bytes`)."""
+                sequence_tokens: int | None = None, *, loss_chunk_bytes: int, rows: int | None = None,
+                process_bytes: int = 0) -> list[tuple[str, float]]:
+    """Estimated GiB per rank on the model's device, by part, for the model and flags given (printed at start-up,
+    and what `fit_memory` decides the micro-batch with; bench/memory_plan.py prints it for models too large for this
+    machine). The process before the model (`process_bytes`, measured: interpreter, libraries, envs; CPU only);
+    float32 weights, gradients and AdamW's two moments (--fsdp: a 1/world share of each); the KL reference (--beta > 0;
+    --fsdp: sharded like the learner); the HF sampler's full copy under --fsdp; vLLM's pool (its share of the GPU,
+    weights and KV cache; on a CPU its weights and 256 MB of KV cache); the HF sampler's KV cache while it plays the
+    larger of a step's rollouts (tasks x N) and an evaluation's tasks; the activations of one forward/backward pass
+    over `rows` (default --micro-batch-size, else --minibatch-size) decisions of `sequence_tokens` tokens (default:
+    the reply budget + 512 prompt tokens): per layer and token what an eager Llama layer keeps for its backward,
+    10 h + 3 kv + 4 i values (norms, projections, rotary, SDPA output, MLP; measured on SmolLM2-135M, docs), the
+    attention probabilities a s more where attention is not SDPA; --gradient-checkpointing keeps one hidden state
+    per layer and one layer's in full; and their LM-head logits (the model's dtype, with their gradient, plus
+    `action_logprobs`' float32 chunk, `loss_chunk_bytes`)."""
     gib, shards = 2 ** 30, world_size if args.fsdp else 1
     hidden, layers, vocab = config.hidden_size, config.num_hidden_layers, config.vocab_size
-    heads = config.num_attention_heads
+    heads, mlp = config.num_attention_heads, getattr(config, "intermediate_size", 4 * config.hidden_size)
+    kv = getattr(config, "num_key_value_heads", None) or heads
+    kv_width = kv * (getattr(config, "head_dim", None) or hidden // heads)
     sequence = sequence_tokens or min(args.max_model_len or 10 ** 9, args.max_new_tokens + 512)
-    rows = args.micro_batch_size or args.minibatch_size
+    rows = rows or args.micro_batch_size or args.minibatch_size
     value = 2 if args.bf16 else 4  # bytes of an activation
-    per_layer = (17 * hidden + 2.5 * heads * sequence) * value * rows * sequence  # (34 h + 5 a s) / 2 values
+    eager = getattr(config, "_attn_implementation", "sdpa") == "eager"
+    per_layer = (10 * hidden + 3 * kv_width + 4 * mlp + (heads * sequence if eager else 0)) * value * rows * sequence
     kept = layers * rows * sequence * hidden * value + per_layer if args.gradient_checkpointing else layers * per_layer
     logits = 2 * rows * args.max_new_tokens * vocab * value + 3 * loss_chunk_bytes
     if args.backend == "vllm":
         engine = args.vllm_gpu_memory_utilization * device_bytes if device_bytes else num_parameters * 4 + (256 << 20)
+        cache_rows = 0
     else:
         engine = num_parameters * 4 if args.fsdp else 0
-    return [("parameters (float32)", num_parameters * 4 / shards / gib),
+        cache_rows = max(args.tasks_per_step * getattr(args, "num_generations", 1), args.eval_tasks or 0)
+    cache = cache_rows * sequence * layers * 2 * kv_width * value  # keys and values of every layer
+    return [("process before the model (measured)", process_bytes / gib),
+            ("parameters (float32)", num_parameters * 4 / shards / gib),
             ("gradients", num_parameters * 4 / shards / gib),
             ("AdamW moments", 2 * num_parameters * 4 / shards / gib),
             ("KL reference", (num_parameters * 4 / shards if args.beta > 0 else 0) / gib),
             ("sampler: " + ("vLLM pool" if args.backend == "vllm" else "HF copy (--fsdp)"), engine / gib),
+            (f"sampler KV cache ({cache_rows} x {sequence} tokens)", cache / gib),
             (f"activations ({rows} x {sequence} tokens)", kept / gib),
             (f"logits ({rows} x {args.max_new_tokens} x {vocab})", logits / gib)]
 
 
+def plan_total(plan: list[tuple[str, float]]) -> float:
+    """GiB at the plan's peak: every part held throughout, plus the larger of the two phases that never overlap,
+    sampling (the sampler's KV cache) and the update (activations and logits)."""
+    sampling = sum(size for name, size in plan if name.startswith("sampler KV"))
+    update = sum(size for name, size in plan if name.startswith(("activations", "logits")))
+    return sum(size for _, size in plan) - sampling - update + max(sampling, update)
+
 
 def format_memory_plan(plan: list[tuple[str, float]], device_bytes: int | None) -> str:
-    total = sum(size for _, size in plan)
-    lines = [f"  {name:<44} {size:8.2f} GiB" for name, size in plan]
-    fits = "" if not device_bytes else (f" of the device's {device_bytes / 2**30:.0f} GiB: " +
+    total = plan_total(plan)
+    lines = [f"  {name:<44} {size:8.2f} GiB" for name, size in plan if size > 0 or "activations" in name]
+    fits = "" if not device_bytes else (f" of the budget's {device_bytes / 2**30:.1f} GiB: " +
                                         ("fits" if total * 2**30 <= device_bytes else "DOES NOT FIT"))
-    return "memory plan per rank (estimate):\n" + "\n".join(lines) + f"\n  {'total':<44} {total:8.2f} GiB{fits}"
+    return ("memory plan per rank (estimate):\n" + "\n".join(lines) +
+            f"\n  {'total (sampling and the update never overlap)':<44} {total:8.2f} GiB{fits}")
 
+
+def resident_bytes() -> int:
+    """This process's resident memory now (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
+
+def peak_resident_bytes() -> int:
+    """This process's peak resident memory so far (ru_maxrss: KiB on Linux)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def memory_budget(max_memory: float | None) -> tuple[int, str]:
+    """(bytes, where they come from): --max-memory GiB, else the GPU's memory, else the memory the OS reports
+    available (MemAvailable) plus what this process holds already."""
+    if max_memory:
+        return int(max_memory * 2 ** 30), f"--max-memory {max_memory:g}"
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory, "the GPU's memory"
+    try:
+        with open("/proc/meminfo") as f:
+            available = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable"))
+        return available + resident_bytes(), "the machine's available memory"
+    except (OSError, StopIteration):
+        return 0, "unknown"
+
+
+def model_shape(model_name: str):
+    """(config, parameter count) of a model directory, read from its config.json alone (the model built on the meta
+    device: no weights loaded); None for the tiny model, which is built later and always fits."""
+    if model_name == "tiny":
+        return None
+    from transformers import AutoConfig
+    model_dir = SMOLLM2_DIR if model_name == "smollm2" else model_name
+    try:
+        config = AutoConfig.from_pretrained(model_dir, local_files_only=True)
+    except (OSError, ValueError):
+        return None  # not a model directory: load_policy says so
+    with torch.device("meta"):
+        parameters = sum(p.numel() for p in AutoModelForCausalLM.from_config(config).parameters())
+    return config, parameters
+
+
+def fit_memory(args, world_size: int, loss_chunk_bytes: int, shape=None) -> str:
+    """Decide the update's micro-batch from the memory plan, before any model is loaded or run folder made: keep
+    --micro-batch-size (default: the whole minibatch) if the plan fits the budget (`memory_budget`), else take the
+    largest micro-batch that fits (the gradients accumulate, so the update is the same) and record it in `args`;
+    refuse (exit code 2) when one decision does not fit (nor the sampler's KV cache, then). Returns the
+    plan's text. `shape`: `model_shape(args.model)` (None: nothing to decide)."""
+    if shape is None:
+        return ""
+    config, parameters = shape
+    budget, source = memory_budget(getattr(args, "max_memory", None))
+    process = 0 if torch.cuda.is_available() else resident_bytes()
+    plan = lambda rows: memory_plan(config, parameters, args, world_size, budget, loss_chunk_bytes=loss_chunk_bytes,
+                                    rows=rows, process_bytes=process)
+    total = lambda rows: plan_total(plan(rows)) * 2 ** 30
+    requested = args.micro_batch_size or args.minibatch_size
+    if not budget or total(requested) <= budget:
+        return format_memory_plan(plan(requested), budget or None)
+    fitting = [rows for rows in range(requested - 1, 0, -1) if total(rows) <= budget]
+    if not fitting:
+        print(format_memory_plan(plan(1), budget), file=sys.stderr)
+        print(f"memory: even one decision per pass needs {total(1) / 2**30:.1f} GiB, more than the "
+              f"{budget / 2**30:.1f} GiB of {source}: lower --max-new-tokens (now {args.max_new_tokens}) or "
+              f"--eval-tasks (now {args.eval_tasks}), add --gradient-checkpointing or --bf16, or raise --max-memory",
+              file=sys.stderr)
+        raise SystemExit(2)
+    args.micro_batch_size = fitting[0]
+    return (format_memory_plan(plan(fitting[0]), budget) + f"\nmemory: {requested} decisions per pass would need "
+            f"{total(requested) / 2**30:.1f} GiB of {source}'s {budget / 2**30:.1f} GiB: --micro-batch-size "
+            f"{fitting[0]} (gradients accumulate over the minibatch: the same update)")
 
 
 def provenance(model_dir: str) -> dict:
