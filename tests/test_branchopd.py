@@ -221,3 +221,45 @@ def test_continuations_supervise_only_their_own_tokens(tmp_path, cache_dir):
     counted = sum(len(d.action_ids) for d in decisions)
     assert counted == sum(len(decisions[i].action_ids) for e in episodes for i in e.decisions)
     assert np.isfinite([lp for d in decisions for lp in d.teacher_logprobs]).all()
+
+
+def bpe_chat_tokenizer():
+    """A byte-level BPE, a real chat model's kind, whose `</think>` is three pieces `</`, `think`, `>` (the first
+    one `</action>`'s too), with a ChatML template and EOS `<|im_end|>`."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    from policy import CHATML_TEMPLATE
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    replies = ["<think>red shoes</think><action>search[red shoes]</action>", "</think><action>click[buy now]</action>"]
+    bpe.train_from_iterator(replies * 50, trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    tokenizer.chat_template = CHATML_TEMPLATE
+    return tokenizer
+
+
+def test_excess_think_marker_pushes_down_the_piece_that_leaves_the_protocol():
+    """Section 4.4, appendix B.5: an excess `</think>` is a negative event; its S is the piece where the tag departs
+    from every legal one (`think`), not the `</` that the correct `</action>` starts with too."""
+    tokenizer = bpe_chat_tokenizer()
+    encode = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]
+    eos = tokenizer.eos_token_id
+    shared, think, _ = encode("</think>")
+    assert [tokenizer.decode([t]) for t in encode("</think>")] == ["</", "think", ">"]
+    assert encode("</action>")[0] == shared
+    leading = encode("</think><action>look</action>") + [eos]
+    assert protocol_events("alfworld", tokenizer, [], leading, [], 200, "chat") == [(1, (think,), False)]
+    twice = encode("<think>x</think></think></think><action>look</action>") + [eos]
+    events = protocol_events("alfworld", tokenizer, [], twice, [], 200, "chat")
+    assert [tokens for _, tokens, _ in events] == [(think,), (think,)]
+    assert all(twice[position] == think and not positive for position, _, positive in events)
+    # a continuation forked right after `</`: the `think` it samples there is its own event
+    assert protocol_events("alfworld", tokenizer, leading[:1], leading[1:], [], 200, "chat") == [(0, (think,), False)]
+    # a tag that is one token (as Qwen3's `</think>`) is its own departing piece
+    tokenizer.add_tokens(["</think>"])
+    whole = encode("</think><action>look</action>") + [eos]
+    assert protocol_events("alfworld", tokenizer, [], whole, [], 200, "chat") == [(0, (whole[0],), False)]

@@ -268,11 +268,12 @@ def test_branchopd_excess_think_markers_are_negative_events(chat_tokenizer):
     clean = encode("<think>x</think><action>look</action>") + [eos]
     assert branchopd.protocol_events("alfworld", chat_tokenizer, [], clean, [], 200, "chat") == []
     leading = encode("</think><action>look</action>") + [eos]
+    assert chat_tokenizer.decode([leading[2]]) == "think"  # `<`, `/`, `think`, `>`: `<` and `/` begin `</action>` too
     assert branchopd.protocol_events("alfworld", chat_tokenizer, [], leading, [], 200, "chat") == [
-        (0, (leading[0],), False)]
+        (2, (leading[2],), False)]
     twice = encode("<think>x</think></think></think><action>look</action>") + [eos]
     events = branchopd.protocol_events("alfworld", chat_tokenizer, [], twice, [], 200, "chat")
     starts = [p for p, _, positive in events if not positive]
-    assert len(starts) == 2 and all(chat_tokenizer.decode(twice[p:]).startswith("</") for p in starts)
+    assert len(starts) == 2 and all(chat_tokenizer.decode(twice[p:]).startswith("think") for p in starts)
     # in a continuation, an excess marker in the fixed prefix is not the continuation's event
     assert branchopd.protocol_events("alfworld", chat_tokenizer, leading[:3], leading[3:], [], 200, "chat") == []

@@ -88,17 +88,19 @@ def test_budget_rule_doubles_to_the_width_and_transfers_finished_budget():
     assert sum(counts) == 8 and min(counts) >= 1
 
 
-def test_probability_allocation_gives_the_papers_counts():
-    """Paper section 4.4: p_k = softmax(logprob_k / T) over the last segments' log-probs, max(1, round(p_k 2^d))
-    children. Four paths at depth 3 (budget 8) with last-segment log-probs -1, -2, -3, -4 at T = 2: p = 0.455,
-    0.276, 0.167, 0.102, so 8 p = 3.64, 2.21, 1.34, 0.81 -> 4, 2, 1, 1 (high_prob) and 1, 1, 2, 4 (low_prob)."""
-    paths = [Path(0, [i], segment_logprob=-1.0 - i) for i in range(4)]
-    for mode, expected in (("high_prob", [4, 2, 1, 1]), ("low_prob", [1, 1, 2, 4]), ("fixed_avg", [2, 2, 2, 2])):
+def test_probability_allocation_gives_the_official_counts():
+    """Paper section 4.4: p_k = softmax(logprob_k / T) over the last segments' log-probs; the official code gives
+    one child each and the rest by largest remainders. Four one-token segments at depth 3 (budget 8) with
+    log-probs -1, -2, -3, -4 at T = 2: p = 0.455, 0.276, 0.167, 0.102, so 4 p = 1.82, 1.10, 0.67, 0.41 -> 3, 2, 2, 1
+    (high_prob) and 1, 2, 2, 3 (low_prob); tests/test_treepo_allocation.py has the mean score and the budget."""
+    paths = [Path(0, [i], segment_logprob=-1.0 - i, segment_tokens=1) for i in range(4)]
+    for mode, expected in (("high_prob", [3, 2, 2, 1]), ("low_prob", [1, 2, 2, 3]), ("fixed_avg", [2, 2, 2, 2])):
         args = Args(num_generations=16, branch_allocation=mode)
         assert children_per_path(paths, 0, 0, args, random.Random(0), temperature=2.0) == expected, mode
-    # the width caps the tree: 2 paths with 14 leaves already have room for 2 children; the rounding asked for 3
+    # the width caps the tree: 2 paths with 14 leaves have room for 2 children, one each whatever the scores
     args = Args(num_generations=16, branch_allocation="high_prob")
-    assert children_per_path([Path(0, [0], segment_logprob=0.0), Path(0, [1], segment_logprob=-10.0)], 14, 0,
+    assert children_per_path([Path(0, [0], segment_logprob=0.0, segment_tokens=1),
+                              Path(0, [1], segment_logprob=-10.0, segment_tokens=1)], 14, 0,
                              args, random.Random(0), temperature=2.0) == [1, 1]
     # the scheduled variant anneals T linearly over the run (the paper: 5 -> 1)
     scheduled = Args(allocation_temperature=5.0, allocation_temperature_end=1.0, total_steps=5)
@@ -110,20 +112,23 @@ def test_probability_allocation_gives_the_papers_counts():
 
 def test_probability_allocation_sees_each_turns_log_prob_on_an_agent_env(monkeypatch):
     """On a turn-level tree (WebShop) the allocation scores each path by its last turn's log-prob, the sum over
-    the tokens of the action that turn sampled, and gives the paper's counts from it (before, only math's token
-    segments carried log-probs, so agent envs were split without saying so by a random draw)."""
+    the tokens of the action that turn sampled divided by their count (--allocation-score mean), and gives the
+    official counts from it (before, only math's token segments carried log-probs, so agent envs were split
+    without saying so by a random draw)."""
     torch.manual_seed(0)
     env = make_env("webshop", split="train")
     tokenizer = build_word_tokenizer(tokenizer_words(env, "webshop"))
     model = build_tiny_model(tokenizer).eval()
     args = Args(env="webshop", branch_allocation="high_prob", num_generations=8, segment_length=0, max_depth=3,
                 max_new_tokens=4, history_window=0, include_admissible=False, recent_actions=1)
-    calls = []
+    calls, means = [], []
 
     def spy(paths, leaves, finished_now, call_args, rng, temperature=2.0):
         counts = children_per_path(paths, leaves, finished_now, call_args, rng, temperature)
         calls.append(([sum(p.decisions[-1].logprobs) for p in paths], [p.segment_logprob for p in paths], leaves,
                       finished_now, temperature, counts))
+        assert [p.segment_tokens for p in paths] == [len(p.decisions[-1].logprobs) for p in paths]
+        means.append([p.segment_logprob / p.segment_tokens for p in paths])
         return counts
 
     monkeypatch.setattr(treepo, "children_per_path", spy)
@@ -131,16 +136,15 @@ def test_probability_allocation_sees_each_turns_log_prob_on_an_agent_env(monkeyp
     treepo.grow_trees(envs, [3, 5], SegmentSampler(HFSampler(model, tokenizer, 4)), tokenizer, args,
                       random.Random(0), temperature=0.5)
     assert calls
-    checked = 0
-    for turn_logprobs, scored, leaves, finished_now, temperature, counts in calls:
+    for (turn_logprobs, scored, leaves, finished_now, temperature, counts), mean in zip(calls, means):
         assert scored == pytest.approx(turn_logprobs)  # the last turn's log-prob, not a placeholder
         budget = max(len(scored), min(8 - leaves, 2 * finished_now + 2 * len(scored)))
-        shares = np.exp(np.array(scored) / temperature) / np.exp(np.array(scored) / temperature).sum()
-        expected = [max(1, math.floor(p * budget + 0.5)) for p in shares]
-        if sum(expected) <= max(len(scored), 8 - leaves):  # else trimmed to the width (the unit test above)
-            assert counts == expected
-            checked += 1
-    assert checked and any(len(set(np.round(scored, 6))) > 1 for _, scored, *_ in calls)  # the paths' log-probs differ
+        shares = np.exp(np.array(mean) / temperature) / np.exp(np.array(mean) / temperature).sum()
+        rest = budget - len(mean)
+        extra = np.floor(shares * rest).astype(int)
+        extra[np.argsort(-(shares * rest - extra), kind="stable")[:rest - extra.sum()]] += 1
+        assert counts == (1 + extra).tolist()
+    assert any(len(set(np.round(scored, 6))) > 1 for _, scored, *_ in calls)  # the paths' log-probs differ
 
 
 def test_repetition_stop_looks_at_the_new_segment_and_fallback_cuts():
