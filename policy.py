@@ -905,10 +905,11 @@ def memory_plan(config, num_parameters: int, args, world_size: int, device_bytes
     float32 weights, gradients and AdamW's two moments (--fsdp: a 1/world share of each); the KL reference (--beta > 0;
     --fsdp: sharded like the learner); the HF sampler's full copy under --fsdp; vLLM's pool (its share of the GPU,
     weights and KV cache; on a CPU its weights and 256 MB of KV cache); the HF sampler's KV cache while it plays the
-    larger of a step's rollouts (tasks x N) and an evaluation's tasks; the activations of one forward/backward pass
+    larger of a rank's share of a step's rollouts (tasks x N) and of an evaluation's tasks (sampling, which never
+    overlaps the update: `plan_total`); the activations of one forward/backward pass
     over `rows` (default --micro-batch-size, else --minibatch-size) decisions of `sequence_tokens` tokens (default:
     the reply budget + 512 prompt tokens): per layer and token what an eager Llama layer keeps for its backward,
-    10 h + 3 kv + 4 i values (norms, projections, rotary, SDPA output, MLP; measured on SmolLM2-135M, docs), the
+    10 h + 3 kv + 4 i values (norms, projections, rotary, SDPA output, MLP; counted from the layer's ops), the
     attention probabilities a s more where attention is not SDPA; --gradient-checkpointing keeps one hidden state
     per layer and one layer's in full; and their LM-head logits (the model's dtype, with their gradient, plus
     `action_logprobs`' float32 chunk, `loss_chunk_bytes`)."""
@@ -929,7 +930,8 @@ def memory_plan(config, num_parameters: int, args, world_size: int, device_bytes
         cache_rows = 0
     else:
         engine = num_parameters * 4 if args.fsdp else 0
-        cache_rows = max(args.tasks_per_step * getattr(args, "num_generations", 1), args.eval_tasks or 0)
+        share = lambda tasks: -(-tasks // world_size)  # a rank's share of the tasks under torchrun
+        cache_rows = max(share(args.tasks_per_step) * getattr(args, "num_generations", 1), share(args.eval_tasks or 0))
     cache = cache_rows * sequence * layers * 2 * kv_width * value  # keys and values of every layer
     return [("process before the model (measured)", process_bytes / gib),
             ("parameters (float32)", num_parameters * 4 / shards / gib),
