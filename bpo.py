@@ -705,7 +705,16 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
     timing["snapshot"] = sum(e.snapshot_seconds for e in episodes)
     # Eq. 3: H_t = -sum_v pi(v | s_t) log pi(v | s_t), from the policy's own distribution
     with torch.no_grad():
-        _, entropy, mask = action_logprobs(model, decisions, tokenizer.pad_token_id, args.temperature)
+        rows = args.micro_batch_size or args.minibatch_size or len(decisions)  # the update's passes (memory plan)
+        firsts = list(range(0, len(decisions), rows))
+        if dist.is_initialized():  # as many forwards on every rank (a sharded one is a collective)
+            firsts += [None] * (max(gather(len(firsts), dist.get_world_size())) - len(firsts))
+        parts = [action_logprobs(model, decisions[first:first + rows] if first is not None else decisions[:1],
+                                 tokenizer.pad_token_id, args.temperature)[1:] for first in firsts]
+        parts = [part for part, first in zip(parts, firsts) if first is not None]
+        width = max(part.shape[1] for part, _ in parts)
+        widen = lambda t: torch.cat([t, t.new_zeros(t.shape[0], width - t.shape[1])], dim=1)
+        entropy, mask = torch.cat([widen(e) for e, _ in parts]), torch.cat([widen(m) for _, m in parts])
     branch_points, starts = [], []
     for episode in episodes:
         token_entropies = [entropy[d][mask[d]].tolist() for d in episode.decisions]

@@ -844,7 +844,16 @@ def grow_branches(envs, task_ids: list[int], model, teacher, sampler, tokenizer,
     if args.mode != "branch":
         return decisions, episodes, [[] for _ in task_ids]
     with torch.no_grad():
-        _, entropy, mask = action_logprobs(model, decisions, tokenizer.pad_token_id, args.temperature)
+        rows = args.micro_batch_size or args.minibatch_size or len(decisions)  # the update's passes (memory plan)
+        firsts = list(range(0, len(decisions), rows))
+        if dist.is_initialized():  # as many forwards on every rank (a sharded one is a collective)
+            firsts += [None] * (max(gather(len(firsts), dist.get_world_size())) - len(firsts))
+        parts = [action_logprobs(model, decisions[first:first + rows] if first is not None else decisions[:1],
+                                 tokenizer.pad_token_id, args.temperature)[1:] for first in firsts]
+        parts = [part for part, first in zip(parts, firsts) if first is not None]
+        width = max(part.shape[1] for part, _ in parts)
+        widen = lambda t: torch.cat([t, t.new_zeros(t.shape[0], width - t.shape[1])], dim=1)
+        entropy, mask = torch.cat([widen(e) for e, _ in parts]), torch.cat([widen(m) for _, m in parts])
     forks, starts = [], []
     for episode in episodes:
         tree_rng = rng if seeds is None else random.Random(seeds[episode.tree])

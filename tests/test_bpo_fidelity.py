@@ -117,3 +117,18 @@ def test_token_level_branch_points_exclude_the_last_token(chat_model, schedule):
     decisions, episodes, branch_points, _ = grow(chat_model, ScriptedSampler(chat_model[1], reply=""), "math",
                                                  num_branch_points=2, branch_factor=2, schedule=schedule)
     assert len(decisions[0].action_ids) == 1 and branch_points == [[]] and decisions[0].advantages == [0.0]
+
+
+def test_the_entropy_pass_runs_in_micro_batches_with_the_same_entropies(chat_model, monkeypatch):
+    """Eq. 3's entropies come from forwards of --micro-batch-size decisions (the memory plan's rows), not one forward
+    over every backbone decision: one decision a pass ranks the candidates with the same entropies as all at once."""
+    entropies, passes, forward = {}, [], bpo.action_logprobs
+    monkeypatch.setattr(bpo, "action_logprobs", lambda model, batch, *rest: passes.append(len(batch)) or forward(
+        model, batch, *rest))  # the real function, its batch sizes recorded
+    for micro_batch_size in (None, 1):
+        passes.clear()
+        _, episodes, _, _ = grow(chat_model, ScriptedSampler(chat_model[1]), "webshop", max_turns=5,
+                                 micro_batch_size=micro_batch_size, minibatch_size=64)
+        entropies[micro_batch_size] = episodes[0].entropies
+    assert passes == [1] * 5  # the backbone's 5 decisions, one a pass
+    assert len(entropies[1]) >= 3 and entropies[1] == pytest.approx(entropies[None], abs=1e-5)
