@@ -642,9 +642,11 @@ def chat_warm_start_dir(model_dir: str, config: WarmStartConfig, env_kwargs: dic
     files, the config, the env's sources, the chat prompt and this file's chat demonstration and SFT code."""
     digest = hashlib.sha1()
     for name in sorted(os.listdir(model_dir)):
-        if name.endswith((".json", ".jinja", ".txt", ".model")):  # config, tokenizer, template: small files
-            with open(os.path.join(model_dir, name), "rb") as f:
-                digest.update(name.encode() + f.read())
+        path = os.path.join(model_dir, name)
+        digest.update(f"{name} {os.path.getsize(path)}".encode())  # the weights by name and size
+        if name.endswith((".json", ".jinja", ".txt", ".model")):  # config, tokenizer, template: small files, whole
+            with open(path, "rb") as f:
+                digest.update(f.read())
     for path in demonstration_sources(config.env):
         with open(path, "rb") as f:
             digest.update(f.read())

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import policy
+from envs import make_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -181,3 +182,31 @@ def test_every_script_runs_the_real_model(script, backend, smollm2_dir, tmp_path
         assert torch.equal(a.get_tensor(name), b.get_tensor(name)) == (gradient == 0), f"gradient norm {gradient}"
     if backend == "vllm":  # the engine after the first step's sync samples what the learner computes
         assert float(steps[1]["old_logprob_gap"]) < 1e-3
+
+
+def test_a_chat_models_sft_warm_start_is_built_once_and_read_by_the_scripts(tmp_path):
+    """`--prompt-profile chat --model DIR --sft-steps N`: N steps of SFT on the env's demonstrations rendered in the
+    chat profile (a tiny random-init chat model stands in for a real one: the same code, seconds instead of minutes),
+    cached by key (a second load builds nothing), its prompt settings recorded; another step count is another key."""
+    torch.manual_seed(0)
+    base = policy.build_tiny_chat_model(str(tmp_path / "chat"), ["math"])
+    cache = str(tmp_path / "cache")
+    flags = dict(steps=3, episodes=4, batch_size=2)
+    _, tokenizer, warm, prompt = policy.load_policy(base, "math", {}, cache, 0, "chat", **flags)
+    assert os.path.dirname(warm) == cache and os.path.basename(warm).startswith("math-chat-sft0-")
+    with open(os.path.join(warm, "warm_start.json")) as f:
+        record = json.load(f)
+    assert record["base_model"] == base and record["config"]["steps"] == 3 and record["num_examples"] > 0
+    assert record["config"]["learning_rate"] == policy.CHAT_WARM_START_DEFAULTS["math"]["learning_rate"]
+    assert torch.isfinite(torch.tensor([record["initial_loss"], record["final_loss"]])).all()
+    built = os.path.getmtime(os.path.join(warm, "model.safetensors"))
+    assert policy.load_policy(base, "math", {}, cache, 0, "chat", **flags)[2] == warm  # cached, not rebuilt
+    assert os.path.getmtime(os.path.join(warm, "model.safetensors")) == built
+    assert policy.load_policy(warm, "math", {}, cache, 0, "chat", **flags)[2] == warm  # a resume reads it as it is
+    assert policy.load_policy(base, "math", {}, cache, 0, "chat", **{**flags, "steps": 4})[2] != warm
+    assert policy.load_policy(base, "math", {}, cache, 0, "tiny", **flags)[2] == base  # tiny profile: no chat SFT
+    pairs = policy.collect_chat_demonstrations(make_env("math", split="train"), tokenizer, policy.WarmStartConfig(
+        env="math", episodes=1))
+    prompt_ids, reply_ids = pairs[0]
+    assert tokenizer.decode(prompt_ids).endswith("<|im_start|>assistant\n")
+    assert "\\boxed{" in tokenizer.decode(reply_ids) and reply_ids[-1] == tokenizer.eos_token_id
