@@ -537,23 +537,30 @@ def build_warm_start(config: WarmStartConfig, env_kwargs: dict, cache_dir: str) 
     pairs = collect_demonstrations(env, config)
     model = build_tiny_model(tokenizer, config.hidden_size, config.num_layers)
     losses = sft(model, tokenizer, config.env, pairs, config)
+    save_warm_start(model, tokenizer, path, config, {"env_kwargs": env_kwargs, "num_examples": len(pairs)}, losses,
+                    start)
+    return path
+
+
+def save_warm_start(model, tokenizer, path: str, config: WarmStartConfig, record: dict, losses: list[float],
+                    start: float) -> None:
+    """Write a warm start to `path` atomically (tmp dir + rename): weights, tokenizer, its prompt settings and
+    warm_start.json (`record`, the config, the losses, the seconds it took)."""
     tmp_path = f"{path}.tmp{os.getpid()}"
     model.save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
     with open(os.path.join(tmp_path, "prompt.json"), "w") as f:
         json.dump({k: getattr(config, k) for k in PROMPT_SETTINGS}, f)
     with open(os.path.join(tmp_path, "warm_start.json"), "w") as f:
-        json.dump({"config": asdict(config), "env_kwargs": env_kwargs, "num_examples": len(pairs),
-                   "initial_loss": sum(losses[:10]) / len(losses[:10]),
+        json.dump({**record, "config": asdict(config), "initial_loss": sum(losses[:10]) / len(losses[:10]),
                    "final_loss": sum(losses[-10:]) / len(losses[-10:]), "seconds": time.time() - start,
                    # SFT's float reductions depend on the thread count: rebuilt with another, the weights differ
                    "torch_threads": torch.get_num_threads()}, f, indent=1)
-    os.makedirs(cache_dir, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if os.path.exists(path):  # another process finished first
         shutil.rmtree(tmp_path)
     else:
         os.replace(tmp_path, path)
-    return path
 
 
 # what the RL scripts' prompts share with the warm start
@@ -671,21 +678,8 @@ def build_chat_warm_start(model_dir: str, config: WarmStartConfig, env_kwargs: d
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     pairs = collect_chat_demonstrations(make_env(config.env, split="train", **env_kwargs), tokenizer, config)
     losses = chat_sft(model, pad, pairs, config)
-    tmp_path = f"{path}.tmp{os.getpid()}"
-    model.save_pretrained(tmp_path)
-    tokenizer.save_pretrained(tmp_path)
-    with open(os.path.join(tmp_path, "prompt.json"), "w") as f:
-        json.dump({k: getattr(config, k) for k in PROMPT_SETTINGS}, f)
-    with open(os.path.join(tmp_path, "warm_start.json"), "w") as f:
-        json.dump({"base_model": model_dir, "config": asdict(config), "env_kwargs": env_kwargs,
-                   "num_examples": len(pairs), "initial_loss": sum(losses[:10]) / len(losses[:10]),
-                   "final_loss": sum(losses[-10:]) / len(losses[-10:]), "seconds": time.time() - start,
-                   "torch_threads": torch.get_num_threads()}, f, indent=1)
-    os.makedirs(cache_dir, exist_ok=True)
-    if os.path.exists(path):  # another process finished first
-        shutil.rmtree(tmp_path)
-    else:
-        os.replace(tmp_path, path)
+    save_warm_start(model, tokenizer, path, config, {"base_model": model_dir, "env_kwargs": env_kwargs,
+                                                     "num_examples": len(pairs)}, losses, start)
     return path
 
 
