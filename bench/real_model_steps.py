@@ -7,7 +7,11 @@ samplers, and each run's memory plan beside its measured peak resident memory (t
 Each run: math, chat profile, 2 steps of 4 tasks x 4 returns (BPO: M=1 branch point x K=4, TreePO: 4 leaves),
 64-token replies, the model as shipped, one 4-task evaluation at the start and the end. `--minibatch-size 16` and
 `--max-model-len 160` make the plan's update (16 decisions of at most 160 tokens) the one that runs, so plan and peak
-compare like with like. Run it on an otherwise idle machine: the seconds are wall-clock.
+compare like with like, but only in a step that updates: the column `trained` counts the decisions that got a
+gradient, and where it is 0 (the model as shipped rarely wins a problem, so a group's returns are often all equal) the
+step ran no backward pass and its peak holds no gradients or AdamW state. Give the student a signal first (a chat SFT
+warm start, `--sft-steps`, added to COMMON) before reading plan/peak. Run it on an otherwise idle machine: the seconds
+are wall-clock.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ def run(script: str, flags: list[str], runs_dir: str) -> dict:
     plan = float(re.search(r"total \(sampling and the update never overlap\)\s+([\d.]+) GiB", out.stdout).group(1))
     peak = float(re.search(r"peak memory: ([\d.]+) GiB resident", out.stdout).group(1))
     return {"seconds": [float(r["step_seconds"]) for r in steps],
+            "trained": [int(float(r.get("trained_decisions") or 0)) for r in steps],
             "tokens": [int(float(r["sampled_tokens"])) for r in steps], "plan": plan, "peak": peak,
             "wall": time.time() - start}
 
@@ -57,19 +62,20 @@ def main() -> None:
         raise SystemExit("python policy.py --get-smollm2 models/smollm2-135m-instruct first")
     print(f"# python bench/real_model_steps.py   (CPU: {cpu_model()}, {os.cpu_count()} cores; runs one at a time)")
     print(f"# common flags: {' '.join(COMMON)}")
-    print(f"{'script':<18} {'backend':<8} {'s/step (each)':<18} {'tokens/step':<14} {'plan GiB':>9} "
+    print(f"{'script':<18} {'backend':<8} {'s/step (each)':<18} {'tokens/step':<14} {'trained':<10} {'plan GiB':>9} "
           f"{'peak GiB':>9} {'plan/peak':>10} {'run s':>7}")
     with tempfile.TemporaryDirectory() as runs_dir:
         for script, flags in ALGORITHM.items():
             for backend in ("hf", "vllm"):
                 r = run(script, COMMON + flags + ["--backend", backend], runs_dir)
                 print(f"{script:<18} {backend:<8} {' '.join(f'{s:.1f}' for s in r['seconds']):<18} "
-                      f"{' '.join(map(str, r['tokens'])):<14} {r['plan']:>9.2f} {r['peak']:>9.2f} "
-                      f"{r['plan'] / r['peak']:>9.2f}x {r['wall']:>7.0f}", flush=True)
+                      f"{' '.join(map(str, r['tokens'])):<14} {' '.join(map(str, r['trained'])):<10} "
+                      f"{r['plan']:>9.2f} {r['peak']:>9.2f} {r['plan'] / r['peak']:>9.2f}x {r['wall']:>7.0f}",
+                      flush=True)
         r = run("grpo_baseline.py", TINY, runs_dir)
         print(f"{'grpo_baseline.py':<18} {'hf tiny':<8} {' '.join(f'{s:.1f}' for s in r['seconds']):<18} "
-              f"{' '.join(map(str, r['tokens'])):<14} {r['plan']:>9.2f} {r['peak']:>9.2f} "
-              f"{r['plan'] / r['peak']:>9.2f}x {r['wall']:>7.0f}   (the tiny model: {' '.join(TINY)})")
+              f"{' '.join(map(str, r['tokens'])):<14} {' '.join(map(str, r['trained'])):<10} {r['plan']:>9.2f} "
+              f"{r['peak']:>9.2f} {r['plan'] / r['peak']:>9.2f}x {r['wall']:>7.0f}   (tiny: {' '.join(TINY)})")
 
 
 if __name__ == "__main__":
