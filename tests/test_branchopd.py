@@ -243,8 +243,8 @@ def bpe_chat_tokenizer():
 
 
 def test_excess_think_marker_pushes_down_the_piece_that_leaves_the_protocol():
-    """Section 4.4, appendix B.5: an excess `</think>` is a negative event; its S is the piece where the tag departs
-    from every legal one (`think`), not the `</` that the correct `</action>` starts with too."""
+    """Section 4.4, appendix B.5: an excess `</think>` is a negative event; its S is the piece where the tag leaves
+    every legal one (`think`), not the `</` that the correct `</action>` starts with too."""
     tokenizer = bpe_chat_tokenizer()
     encode = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]
     eos = tokenizer.eos_token_id
