@@ -694,6 +694,7 @@ def load_policy(model_name: str, env_name: str, env_kwargs: dict, cache_dir: str
     setting that contradicts it is refused."""
     overrides = {k: v for k, v in overrides.items() if v is not None}
     defaults = {k: WarmStartConfig.__dataclass_fields__[k].default for k in PROMPT_SETTINGS}
+    prompt = {k: WARM_START_DEFAULTS.get(env_name, {}).get(k, defaults[k]) for k in PROMPT_SETTINGS}
     if model_name == "tiny":
         config = WarmStartConfig(env=env_name, seed=sft_seed, **{**WARM_START_DEFAULTS.get(env_name, {}), **overrides})
         model_dir = build_warm_start(config, env_kwargs, cache_dir)
@@ -706,12 +707,10 @@ def load_policy(model_name: str, env_name: str, env_kwargs: dict, cache_dir: str
         # run reloads the warm start itself, which records it)
         if profile == "chat" and overrides.get("steps") and not os.path.exists(os.path.join(model_dir,
                                                                                                "warm_start.json")):
-            prompt = {k: WARM_START_DEFAULTS.get(env_name, {}).get(k, defaults[k]) for k in PROMPT_SETTINGS}
             config = WarmStartConfig(env=env_name, seed=sft_seed, **{
                 **WARM_START_DEFAULTS.get(env_name, {}), **CHAT_WARM_START_DEFAULTS.get(env_name, {}), **prompt,
                 **overrides})
             model_dir = build_chat_warm_start(model_dir, config, env_kwargs, cache_dir)
-    prompt = {k: WARM_START_DEFAULTS.get(env_name, {}).get(k, defaults[k]) for k in PROMPT_SETTINGS}
     prompt_file = os.path.join(model_dir, "prompt.json")
     if os.path.exists(prompt_file):
         with open(prompt_file) as f:
