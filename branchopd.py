@@ -60,9 +60,10 @@ from transformers import DynamicCache
 
 from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import (action_choices, allowed_next, build_prompt, fit_memory, fork_pieces, format_memory_plan,
-                    load_policy, memory_plan, model_shape, parse_reply, peak_resident_bytes, plot_learning_curve,
-                    provenance, resident_bytes, stop_token_ids, summary_table, tree_records)
+from policy import (action_choices, allowed_next, build_prompt, check_resume, check_run_flags, fit_memory, fork_pieces,
+                    format_memory_plan, load_policy, memory_plan, model_shape, parse_reply, peak_resident_bytes,
+                    plot_learning_curve, provenance, resident_bytes, stop_on_interrupt, stop_token_ids, summary_table,
+                    tree_records)
 
 # ALGO LOGIC: what BranchOPD imports beyond the skeleton: the teacher, sharded teachers, snapshots by replay, the
 #    reply's layout and the protocol's patterns
@@ -71,7 +72,7 @@ import re
 from torch.distributed.fsdp import FSDPModule
 
 from envs import ReplaySnapshot
-from policy import load_teacher, reply_layout
+from policy import check_model, load_teacher, reply_layout
 
 
 @dataclass
@@ -122,8 +123,9 @@ class Args:
     """log to Weights & Biases as well"""
     wandb_project_name: str = "tree-rl"
     """W&B project (with --track)"""
-    preset: Literal["none", "paper"] = "none"
-    """`paper`: the paper's published hyperparameters (PRESETS below) as the defaults; flags given still win"""
+    preset: Literal["none", "paper", "quick"] = "none"
+    """`paper`: the paper's published hyperparameters (PRESETS below) as the defaults; `quick`: a first try, 2 steps of
+    2 tasks and 10 held-out tasks evaluated once each (under a minute on math or WebShop); flags given still win"""
 
     # Algorithm specific arguments (this script's own; the shared ones follow)
     mode: Literal["branch", "vanilla", "multi_rollout"] = "branch"
@@ -134,6 +136,10 @@ class Args:
     teacher: str | None = None
     """teacher model directory (default: the cached tiny teacher, a policy warm-started on mistake-free
     demonstrations with the student's tokenizer; see policy.TEACHER_DEFAULTS)"""
+    teacher_sft_steps: int | None = None
+    """--prompt-profile chat: make --teacher (a chat model; `smollm2` works) a teacher by N steps of chat SFT on the
+    env's mistake-free demonstrations (cached like the student's warm start), so a real model can teach the same
+    model as shipped: `--model smollm2 --teacher smollm2 --teacher-sft-steps 150`"""
     num_forks: int = 3
     """B: fork points per main trajectory"""
     continuations: int = 2
@@ -279,7 +285,10 @@ CHAT_DEFAULTS = {env: dict(max_new_tokens=512, learning_rate=1e-6) for env in EN
 CHAT_DEFAULTS["math"].update(max_new_tokens=1024)
 # --preset paper: the BranchOPD paper's settings, which are this script's defaults (B = 3, k = 2, alpha 0.5). The
 # paper's learning rate is not stated in the summary this follows: a chat model gets CHAT_DEFAULTS' 1e-6.
-PRESETS = {"none": {}, "paper": dict(num_forks=3, continuations=2, alpha=0.5)}
+# --preset quick: a first try of the script end to end (README), the same in every script
+QUICK = dict(total_steps=2, tasks_per_step=2, eval_tasks=10, eval_samples=1, eval_every=0)
+PRESETS = {"none": {}, "quick": QUICK,
+           "paper": dict(num_forks=3, continuations=2, alpha=0.5)}
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
@@ -314,6 +323,7 @@ def apply_env_defaults(args: Args) -> Args:
         raise SystemExit("--prompt-profile chat is for chat models: pass --model DIR (a local HF chat model; "
                          "`python policy.py --chat-model-dir DIR` builds a tiny one); the tiny warm start is trained "
                          "on the tiny profile's prompts")
+    check_run_flags(args)  # numbers finite, names, held-out splits, the sampler, the model, the runs directory
     check_env_workers(args.env, args.env_workers)
     dataset_kwargs(args.env, args.data, ("train", *args.eval_splits))  # --data: refused before anything is written
     flag = lambda name: "--" + name.replace("_", "-")
@@ -330,6 +340,11 @@ def apply_env_defaults(args: Args) -> Args:
         raise SystemExit("--model DIR needs --teacher DIR, a model with the same tokenizer: the default teacher is "
                          "the tiny warm start, whose word-level vocabulary no other model shares, and on-policy "
                          "distillation scores the student's sampled tokens with the teacher")
+    check_model(args.teacher, "--teacher")
+    if args.teacher_sft_steps is not None and (args.teacher_sft_steps < 1 or args.prompt_profile != "chat"
+                                               or args.teacher is None):
+        raise SystemExit(f"--teacher-sft-steps {args.teacher_sft_steps}: a positive step count of chat SFT for "
+                         "--teacher DIR, with --prompt-profile chat")
     if args.mode == "multi_rollout" and args.num_generations < 2:
         raise SystemExit(f"--num-generations must be >= 2 in --mode multi_rollout; got {args.num_generations}")
     if not 0 <= args.alpha <= 1:
@@ -1325,17 +1340,12 @@ def main(args: Args) -> str:
     if args.fsdp and world_size == 1:
         raise SystemExit("--fsdp shards the learner over torchrun's processes: run the script under torchrun")
 
-    # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config wins, except --total-steps)
+    # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config; only policy.RESUME_FLAGS may change)
     process_bytes, memory_text = resident_bytes(), ""  # the process before the model: the memory plan's first part
     if args.resume:
-        run_dir = args.resume
-        if not os.path.exists(os.path.join(run_dir, "config.json")):
-            raise SystemExit(f"--resume {run_dir}: not a run directory (no config.json there)")
-        with open(os.path.join(run_dir, "config.json")) as f:
-            saved = {k: v for k, v in json.load(f).items() if k in Args.__dataclass_fields__}
-        args = Args(**{**saved, "resume": run_dir, "total_steps": args.total_steps or saved["total_steps"],
-                       "token_budget": args.token_budget or saved.get("token_budget"), "eval_only": args.eval_only,
-                       "stop_at_step": args.stop_at_step})
+        run_dir, defaults = args.resume, Args()  # the flags given: those that differ from their defaults
+        given = {k: getattr(args, k) for k in Args.__dataclass_fields__ if getattr(args, k) != getattr(defaults, k)}
+        args = Args(**check_resume(run_dir, os.path.basename(__file__), Args.__dataclass_fields__, given))
     elif rank > 0:
         args, run_dir = apply_env_defaults(args), None
     else:
@@ -1375,7 +1385,8 @@ def main(args: Args) -> str:
     args.max_model_len = args.max_model_len or min(model.config.max_position_embeddings, args.max_new_tokens + 4096)
     if not args.resume and rank == 0:
         with open(os.path.join(run_dir, "config.json"), "w") as f:
-            json.dump({**asdict(args), "provenance": provenance(model_dir)}, f, indent=1)
+            json.dump({**asdict(args), "script": os.path.basename(__file__), "provenance": provenance(model_dir)}, f,
+                      indent=1)
         with open(policy_json, "w") as f:
             json.dump({"model_dir": model_dir}, f)
     if rank == 0 and world_size > 1:
@@ -1401,7 +1412,8 @@ def main(args: Args) -> str:
     if rank > 0:
         dist.barrier()
     teacher, teacher_dir = load_teacher(args.teacher, args.env, tokenizer, prompt, args.cache_dir, args.sft_seed,
-                                        env_kwargs, steps=args.sft_steps, episodes=args.sft_episodes)
+                                        env_kwargs, chat_sft_steps=args.teacher_sft_steps, steps=args.sft_steps,
+                                        episodes=args.sft_episodes)
     if rank == 0 and world_size > 1:
         dist.barrier()
     teacher.to(model.device)
@@ -1563,6 +1575,7 @@ def main(args: Args) -> str:
                        f"sampled {row[prefix + '_reward_sampled']:.3f} greedy {row[prefix + '_reward_greedy']:.3f}")
         plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
 
+    stop_on_interrupt(run_dir, os.path.basename(__file__))  # Ctrl-C: where the last checkpoint is, how to go on
     if start_step == 0 and before_start_evaluation is not None:  # the algorithm's, before the step-0 evaluation
         before_start_evaluation()
 
@@ -1789,7 +1802,13 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 
 if __name__ == "__main__":
-    main(parse_args())
+    try:
+        main(parse_args())
+    except SystemExit as stop:  # a refusal's message: exit code 2, as for a malformed flag
+        if isinstance(stop.code, str):
+            print(stop.code, file=sys.stderr)
+            raise SystemExit(2) from None
+        raise
     if dist.is_initialized():  # torchrun: leave without tearing down gloo's worker threads, whose destructor
         sys.stdout.flush()     # can deadlock on the GIL at interpreter exit (seen on 2 CPU ranks)
         sys.stderr.flush()

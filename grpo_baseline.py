@@ -53,9 +53,10 @@ from transformers import DynamicCache
 
 from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import (action_choices, allowed_next, build_prompt, fit_memory, fork_pieces, format_memory_plan,
-                    load_policy, memory_plan, model_shape, parse_reply, peak_resident_bytes, plot_learning_curve,
-                    provenance, resident_bytes, stop_token_ids, summary_table, tree_records)
+from policy import (action_choices, allowed_next, build_prompt, check_resume, check_run_flags, fit_memory, fork_pieces,
+                    format_memory_plan, load_policy, memory_plan, model_shape, parse_reply, peak_resident_bytes,
+                    plot_learning_curve, provenance, resident_bytes, stop_on_interrupt, stop_token_ids, summary_table,
+                    tree_records)
 
 
 @dataclass
@@ -106,8 +107,9 @@ class Args:
     """log to Weights & Biases as well"""
     wandb_project_name: str = "tree-rl"
     """W&B project (with --track)"""
-    preset: Literal["none", "paper"] = "none"
-    """`paper`: the paper's published hyperparameters (PRESETS below) as the defaults; flags given still win"""
+    preset: Literal["none", "paper", "quick"] = "none"
+    """`paper`: the paper's published hyperparameters (PRESETS below) as the defaults; `quick`: a first try, 2 steps of
+    2 tasks and 10 held-out tasks evaluated once each (under a minute on math or WebShop); flags given still win"""
 
     # Algorithm specific arguments (this script's own; the shared ones follow)
     advantage: Literal["grpo", "rloo"] = "grpo"
@@ -233,7 +235,10 @@ ENV_DEFAULTS = {
 CHAT_DEFAULTS = {env: dict(max_new_tokens=512, learning_rate=1e-6) for env in ENV_DEFAULTS}
 CHAT_DEFAULTS["math"].update(max_new_tokens=1024)
 # --preset paper: DeepSeekMath's GRPO (section 4.2: lr 1e-6, KL coefficient 0.04, 64 samples per question).
-PRESETS = {"none": {}, "paper": dict(learning_rate=1e-6, beta=0.04, num_generations=64, clip_eps=0.2)}
+# --preset quick: a first try of the script end to end (README), the same in every script
+QUICK = dict(total_steps=2, tasks_per_step=2, eval_tasks=10, eval_samples=1, eval_every=0)
+PRESETS = {"none": {}, "quick": QUICK,
+           "paper": dict(learning_rate=1e-6, beta=0.04, num_generations=64, clip_eps=0.2)}
 # Flags whose zero or negative value means nothing (refused), and flags that must not be negative.
 POSITIVE_FLAGS = ("total_steps", "tasks_per_step", "max_new_tokens", "temperature", "max_turns", "learning_rate",
                   "update_epochs", "minibatch_size", "clip_eps", "epsilon_high", "max_grad_norm", "eval_tasks",
@@ -266,6 +271,7 @@ def apply_env_defaults(args: Args) -> Args:
         raise SystemExit("--prompt-profile chat is for chat models: pass --model DIR (a local HF chat model; "
                          "`python policy.py --chat-model-dir DIR` builds a tiny one); the tiny warm start is trained "
                          "on the tiny profile's prompts")
+    check_run_flags(args)  # numbers finite, names, held-out splits, the sampler, the model, the runs directory
     check_env_workers(args.env, args.env_workers)
     dataset_kwargs(args.env, args.data, ("train", *args.eval_splits))  # --data: refused before anything is written
     flag = lambda name: "--" + name.replace("_", "-")
@@ -993,17 +999,12 @@ def main(args: Args) -> str:
     if args.fsdp and world_size == 1:
         raise SystemExit("--fsdp shards the learner over torchrun's processes: run the script under torchrun")
 
-    # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config wins, except --total-steps)
+    # TRY NOT TO MODIFY: run directory, or the run to resume (its saved config; only policy.RESUME_FLAGS may change)
     process_bytes, memory_text = resident_bytes(), ""  # the process before the model: the memory plan's first part
     if args.resume:
-        run_dir = args.resume
-        if not os.path.exists(os.path.join(run_dir, "config.json")):
-            raise SystemExit(f"--resume {run_dir}: not a run directory (no config.json there)")
-        with open(os.path.join(run_dir, "config.json")) as f:
-            saved = {k: v for k, v in json.load(f).items() if k in Args.__dataclass_fields__}
-        args = Args(**{**saved, "resume": run_dir, "total_steps": args.total_steps or saved["total_steps"],
-                       "token_budget": args.token_budget or saved.get("token_budget"), "eval_only": args.eval_only,
-                       "stop_at_step": args.stop_at_step})
+        run_dir, defaults = args.resume, Args()  # the flags given: those that differ from their defaults
+        given = {k: getattr(args, k) for k in Args.__dataclass_fields__ if getattr(args, k) != getattr(defaults, k)}
+        args = Args(**check_resume(run_dir, os.path.basename(__file__), Args.__dataclass_fields__, given))
     elif rank > 0:
         args, run_dir = apply_env_defaults(args), None
     else:
@@ -1043,7 +1044,8 @@ def main(args: Args) -> str:
     args.max_model_len = args.max_model_len or min(model.config.max_position_embeddings, args.max_new_tokens + 4096)
     if not args.resume and rank == 0:
         with open(os.path.join(run_dir, "config.json"), "w") as f:
-            json.dump({**asdict(args), "provenance": provenance(model_dir)}, f, indent=1)
+            json.dump({**asdict(args), "script": os.path.basename(__file__), "provenance": provenance(model_dir)}, f,
+                      indent=1)
         with open(policy_json, "w") as f:
             json.dump({"model_dir": model_dir}, f)
     if rank == 0 and world_size > 1:
@@ -1183,6 +1185,7 @@ def main(args: Args) -> str:
                        f"sampled {row[prefix + '_reward_sampled']:.3f} greedy {row[prefix + '_reward_greedy']:.3f}")
         plot_learning_curve(rows, os.path.join(run_dir, "learning_curve.png"), f"{args.exp_name} on {args.env}")
 
+    stop_on_interrupt(run_dir, os.path.basename(__file__))  # Ctrl-C: where the last checkpoint is, how to go on
     if start_step == 0 and before_start_evaluation is not None:  # the algorithm's, before the step-0 evaluation
         before_start_evaluation()
 
@@ -1379,7 +1382,13 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 
 if __name__ == "__main__":
-    main(parse_args())
+    try:
+        main(parse_args())
+    except SystemExit as stop:  # a refusal's message: exit code 2, as for a malformed flag
+        if isinstance(stop.code, str):
+            print(stop.code, file=sys.stderr)
+            raise SystemExit(2) from None
+        raise
     if dist.is_initialized():  # torchrun: leave without tearing down gloo's worker threads, whose destructor
         sys.stdout.flush()     # can deadlock on the GIL at interpreter exit (seen on 2 CPU ranks)
         sys.stderr.flush()

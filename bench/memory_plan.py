@@ -51,7 +51,7 @@ def plan(shape: str, ranks: int, flags: list[str]) -> None:
     for gpu, device_bytes in GPUS.items():
         print(f"-- on {gpu}")
         print(format_memory_plan(memory_plan(config, parameters, args, ranks, device_bytes,
-                                             loss_chunk_bytes=grpo_baseline.LOSS_CHUNK_BYTES), device_bytes))
+                                             loss_chunk_bytes=grpo_baseline.LOSS_CHUNK_BYTES, on_gpu=True), device_bytes))
 
 
 def main() -> None:

@@ -5,13 +5,14 @@ samplers, and each run's memory plan beside its measured peak resident memory (t
     python bench/real_model_steps.py                               # about 10 minutes on an idle 2-core machine
 
 Each run: math, chat profile, 2 steps of 4 tasks x 4 returns (BPO: M=1 branch point x K=4, TreePO: 4 leaves),
-64-token replies, the model as shipped, one 4-task evaluation at the start and the end. `--minibatch-size 16` and
+64-token replies, the student after 150 steps of chat SFT (`--sft-steps 150`, the warm start
+bench/real_model_sft.py measures; built once and cached, about 15 minutes), BranchOPD's teacher the model after 20
+steps of mistake-free chat SFT, one 4-task evaluation at the start and the end. `--minibatch-size 16` and
 `--max-model-len 160` make the plan's update (16 decisions of at most 160 tokens) the one that runs, so plan and peak
 compare like with like, but only in a step that updates: the column `trained` counts the decisions that got a
 gradient, and where it is 0 (the model as shipped rarely wins a problem, so a group's returns are often all equal) the
-step ran no backward pass and its peak holds no gradients or AdamW state. Give the student a signal first (a chat SFT
-warm start, `--sft-steps`, added to COMMON) before reading plan/peak. Run it on an otherwise idle machine: the seconds
-are wall-clock.
+step ran no backward pass and its peak holds no gradients or AdamW state (the SFT warm start wins sometimes, so most
+steps update). Run it on an otherwise idle machine: the seconds are wall-clock.
 """
 
 from __future__ import annotations
@@ -28,13 +29,15 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-COMMON = ["--env", "math", "--model", "smollm2", "--prompt-profile", "chat", "--total-steps", "2", "--tasks-per-step",
+COMMON = ["--env", "math", "--model", "smollm2", "--prompt-profile", "chat", "--sft-steps", "150", "--total-steps", "2",
+          "--tasks-per-step",
           "4", "--max-new-tokens", "64", "--eval-tasks", "4", "--eval-samples", "1", "--eval-every", "0",
           "--checkpoint-every", "0", "--minibatch-size", "16", "--max-model-len", "160"]
 ALGORITHM = {"grpo_baseline.py": ["--num-generations", "4"],
              "bpo.py": ["--num-branch-points", "1", "--branch-factor", "4"],
              "treepo.py": ["--num-generations", "4", "--segment-length", "16", "--max-depth", "4"],
-             "branchopd.py": ["--teacher", "smollm2", "--num-forks", "1", "--continuations", "3"]}
+             "branchopd.py": ["--teacher", "smollm2", "--teacher-sft-steps", "20", "--num-forks", "1",
+                              "--continuations", "3"]}
 TINY = ["--env", "math", "--total-steps", "2", "--eval-tasks", "20", "--eval-samples", "1", "--eval-every", "0",
         "--checkpoint-every", "0"]
 

@@ -37,6 +37,10 @@ def env_class(name: str) -> type[TextEnv]:
     return getattr(importlib.import_module(module_name), class_name)
 
 
+# The splits a run may evaluate on (`--eval-splits`): never the training split.
+HELD_OUT_SPLITS = {"webshop": ("eval", "test"), "math": ("eval", "test"), "alfworld": ("eval", "eval_ood", "test"),
+                   "swe": ("eval", "test_unseen_bugs", "test_unseen_packages")}
+
 # Where each env reads a user's copy of its benchmark's real data (the scripts' `--data PATH`).
 DATA_ARGUMENTS = {"webshop": "data_dir", "math": "data_path", "alfworld": "data_dir", "swe": "data_dir"}
 DATA_FORMATS = {
@@ -81,5 +85,5 @@ def make_env(name: str, **kwargs) -> TextEnv:
     return cls(**kwargs)
 
 
-__all__ = ["make_env", "env_class", "dataset_kwargs", "ENV_REGISTRY", "TextEnv", "DeepCopySnapshot", "ReplaySnapshot",
-           "check_snapshot_fidelity", "FidelityReport", "SnapshotFidelityError"]
+__all__ = ["make_env", "env_class", "dataset_kwargs", "ENV_REGISTRY", "HELD_OUT_SPLITS", "TextEnv", "DeepCopySnapshot",
+           "ReplaySnapshot", "check_snapshot_fidelity", "FidelityReport", "SnapshotFidelityError"]
