@@ -1232,7 +1232,8 @@ def main(args: Args) -> str:
     process_bytes, memory_text = resident_bytes(), ""  # the process before the model: the memory plan's first part
     if args.resume:
         run_dir, defaults = args.resume, Args()  # the flags given: those that differ from their defaults
-        given = {k: getattr(args, k) for k in Args.__dataclass_fields__ if getattr(args, k) != getattr(defaults, k)}
+        given = {k: getattr(args, k) for k in Args.__dataclass_fields__
+                 if getattr(args, k) != getattr(defaults, k) or k in getattr(args, "given_flags", ())}
         args = Args(**check_resume(run_dir, os.path.basename(__file__), Args.__dataclass_fields__, given))
     elif rank > 0:
         args, run_dir = apply_env_defaults(args), None
@@ -1627,7 +1628,10 @@ def parse_args(argv: list[str] | None = None) -> Args:
     preset_parser = argparse.ArgumentParser(add_help=False)
     preset_parser.add_argument("--preset", choices=list(PRESETS), default="none")
     preset = preset_parser.parse_known_args(argv)[0].preset
-    return tyro.cli(Args, default=Args(**{**PRESETS[preset], "preset": preset}), args=argv)
+    args = tyro.cli(Args, default=Args(**{**PRESETS[preset], "preset": preset}), args=argv)
+    names = [a[2:].split("=")[0].replace("-", "_") for a in (sys.argv[1:] if argv is None else argv) if a[:2] == "--"]
+    args.given_flags = {n[3:] if n[:3] == "no_" and n not in Args.__dataclass_fields__ else n for n in names}
+    return args  # given_flags: what --resume compares with the run's config, a default value included
 
 
 if __name__ == "__main__":

@@ -912,7 +912,8 @@ def memory_plan(config, num_parameters: int, args, world_size: int, device_bytes
     overlaps the update: `plan_total`); the activations of one forward/backward pass
     over `rows` (default --micro-batch-size, else --minibatch-size) decisions of `sequence_tokens` tokens (default:
     the reply budget + 512 prompt tokens): per layer and token what an eager Llama layer keeps for its backward,
-    10 h + 3 kv + 4 i values (norms, projections, rotary, SDPA output, MLP; counted from the layer's ops), the
+    9 h + 3 kv + 4 i values (norms, projections, rotary, SDPA output, MLP: counted from the layer's ops, 10 h, then
+    calibrated against one update's measured peak, bench/memory_check.py: within 25% for both models), the
     attention probabilities a s more where attention is not SDPA; --gradient-checkpointing keeps one hidden state
     per layer and one layer's in full; and their LM-head logits (the model's dtype, with their gradient, plus
     `action_logprobs`' float32 chunk, `loss_chunk_bytes`)."""
@@ -925,9 +926,10 @@ def memory_plan(config, num_parameters: int, args, world_size: int, device_bytes
     rows = rows or args.micro_batch_size or args.minibatch_size
     value = 2 if args.bf16 else 4  # bytes of an activation
     eager = getattr(config, "_attn_implementation", "sdpa") == "eager"
-    per_layer = (10 * hidden + 3 * kv_width + 4 * mlp + (heads * sequence if eager else 0)) * value * rows * sequence
+    per_layer = (9 * hidden + 3 * kv_width + 4 * mlp + (heads * sequence if eager else 0)) * value * rows * sequence
     kept = layers * rows * sequence * hidden * value + per_layer if args.gradient_checkpointing else layers * per_layer
-    logits = 2 * rows * args.max_new_tokens * vocab * value + 3 * loss_chunk_bytes
+    reply_logits = rows * args.max_new_tokens * vocab
+    logits = 2 * reply_logits * value + 3 * min(loss_chunk_bytes, 4 * reply_logits)  # float32 chunks of at most that
     if args.backend == "vllm":
         on_gpu = torch.cuda.is_available() if on_gpu is None else on_gpu
         engine = args.vllm_gpu_memory_utilization * device_bytes if on_gpu and device_bytes else (

@@ -91,6 +91,9 @@ def run(job: dict, state: dict, state_path: str) -> str:
         with STATE_LOCK:
             entry.clear()
     command = [sys.executable, *job["command"]]
+    if entry.get("run_dir") and os.path.exists(os.path.join(ROOT, entry["run_dir"], "final_model")):
+        save_state(state, state_path, entry, done=True)  # it finished before its state was saved: nothing to add
+        return entry["run_dir"]
     if entry.get("run_dir") and os.path.exists(os.path.join(ROOT, entry["run_dir"], "checkpoint.pt")):
         command = [sys.executable, job["command"][0], "--resume", entry["run_dir"]]  # interrupted: continue
     elif entry.get("run_dir"):  # interrupted before its first checkpoint: nothing to continue, start it anew
