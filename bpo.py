@@ -1306,7 +1306,8 @@ def main(args: Args) -> str:
     branch_rng = random.Random(args.seed)
     algorithm_rngs, held_out_metrics, before_start_evaluation = {"branch_rng": branch_rng}, None, None
     print(f"{args.exp_name}: M={args.num_branch_points} branch points x K={args.branch_factor} siblings -> "
-          f"N = 1 + M {'K' if args.fresh_siblings else '(K-1)'} = {returns_per_task} returns per task (compare: "
+          f"N = 1 + M {'K' if args.fresh_siblings else '(K-1)'} = {returns_per_task} returns per task at most (a backbone "
+          f"with fewer than M eligible decisions, spaced --delta-min tokens apart, branches fewer; compare: "
           f"grpo_baseline.py --num-generations {returns_per_task}); {args.tasks_per_step} tasks per step, "
           f"{args.total_steps} steps, {args.schedule} schedule, {args.branch_level}-level branches, model {model_dir}, "
           f"run dir {run_dir}")
@@ -1562,10 +1563,12 @@ def main(args: Args) -> str:
         log_row(row)
         progress.update(done - before)
         progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
-        tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "
-                   f"invalid {row['invalid_action_rate']:.3f} | loss {row['policy_loss']:+.4f} "
-                   f"kl {row['approx_kl']:.4f} clip {row['clipfrac']:.3f} ent {row['entropy']:.3f} | "
-                   f"{row['step_seconds']:.1f}s")
+        every = "" if len(fresh) == len(episodes) else (  # episodes that start mid-way (BPO's siblings): all too
+            f" (from the start; all {len(episodes)} returns {np.mean([e.won for e in episodes]):.3f})")
+        update = (f"loss {row['policy_loss']:+.4f} kl {row['approx_kl']:.4f} clip {row['clipfrac']:.3f} ent "
+                  f"{row['entropy']:.3f}") if row["trained_decisions"] else "no update (every advantage 0)"
+        tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f}{every} reward {row['train_reward']:.3f} | "
+                   f"invalid {row['invalid_action_rate']:.3f} | {update} | {row['step_seconds']:.1f}s")
 
         if crossed(before, done, args.eval_every) and done < length:  # every --eval-every (nominal) steps
             run_evaluation(step + 1, 1)

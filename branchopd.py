@@ -1456,7 +1456,8 @@ def main(args: Args) -> str:
 
     algorithm_rngs = {"fork_rng": fork_rng}
     before_start_evaluation = None if args.shard_teacher else evaluate_teacher
-    shape = {"branch": f"1 main trajectory, B={args.num_forks} forks x k={args.continuations} continuations",
+    shape = {"branch": f"1 main trajectory, B={args.num_forks} forks x k={args.continuations} continuations at most "
+                       f"(a trajectory with fewer eligible tokens forks fewer)",
              "vanilla": "1 trajectory", "multi_rollout": f"{group_size} trajectories"}[args.mode]
     print(f"{args.exp_name}: OPD ({args.mode}: {shape} per task, {args.fork_selection} forks), teacher {teacher_dir}, "
           f"{args.tasks_per_step} tasks per step, {args.total_steps} steps, student {model_dir}, run dir {run_dir}")
@@ -1732,10 +1733,12 @@ def main(args: Args) -> str:
         log_row(row)
         progress.update(done - before)
         progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
-        tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "
-                   f"invalid {row['invalid_action_rate']:.3f} | loss {row['policy_loss']:+.4f} "
-                   f"kl {row['approx_kl']:.4f} clip {row['clipfrac']:.3f} ent {row['entropy']:.3f} | "
-                   f"{row['step_seconds']:.1f}s")
+        every = "" if len(fresh) == len(episodes) else (  # episodes that start mid-way (BPO's siblings): all too
+            f" (from the start; all {len(episodes)} returns {np.mean([e.won for e in episodes]):.3f})")
+        update = (f"loss {row['policy_loss']:+.4f} kl {row['approx_kl']:.4f} clip {row['clipfrac']:.3f} ent "
+                  f"{row['entropy']:.3f}") if row["trained_decisions"] else "no update (every advantage 0)"
+        tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f}{every} reward {row['train_reward']:.3f} | "
+                   f"invalid {row['invalid_action_rate']:.3f} | {update} | {row['step_seconds']:.1f}s")
 
         if crossed(before, done, args.eval_every) and done < length:  # every --eval-every (nominal) steps
             run_evaluation(step + 1, 1)

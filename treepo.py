@@ -356,6 +356,9 @@ def apply_env_defaults(args: Args) -> Args:
     if args.num_generations < 2:
         raise SystemExit(f"--num-generations must be >= 2 (a group baseline needs two returns); "
                          f"got {args.num_generations}")
+    if args.sampling != "independent" and args.first_step_divergence > args.num_generations:
+        raise SystemExit(f"--first-step-divergence {args.first_step_divergence} starts more paths than the tree's "
+                         f"--num-generations (w) {args.num_generations} leaves: give at most w")
     if args.env == "math" and not args.segment_length:
         raise SystemExit("--segment-length must be > 0 on math (a segment is a number of tokens)")
     if args.branch_allocation == "uniform":
@@ -1933,10 +1936,12 @@ def main(args: Args) -> str:
         log_row(row)
         progress.update(done - before)
         progress.set_postfix(success=f"{row['train_success']:.2f}", reward=f"{row['train_reward']:.2f}")
-        tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f} reward {row['train_reward']:.3f} | "
-                   f"invalid {row['invalid_action_rate']:.3f} | loss {row['policy_loss']:+.4f} "
-                   f"kl {row['approx_kl']:.4f} clip {row['clipfrac']:.3f} ent {row['entropy']:.3f} | "
-                   f"{row['step_seconds']:.1f}s")
+        every = "" if len(fresh) == len(episodes) else (  # episodes that start mid-way (BPO's siblings): all too
+            f" (from the start; all {len(episodes)} returns {np.mean([e.won for e in episodes]):.3f})")
+        update = (f"loss {row['policy_loss']:+.4f} kl {row['approx_kl']:.4f} clip {row['clipfrac']:.3f} ent "
+                  f"{row['entropy']:.3f}") if row["trained_decisions"] else "no update (every advantage 0)"
+        tqdm.write(f"step {step + 1:4d} | success {row['train_success']:.3f}{every} reward {row['train_reward']:.3f} | "
+                   f"invalid {row['invalid_action_rate']:.3f} | {update} | {row['step_seconds']:.1f}s")
 
         if crossed(before, done, args.eval_every) and done < length:  # every --eval-every (nominal) steps
             run_evaluation(step + 1, 1)

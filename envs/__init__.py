@@ -51,6 +51,9 @@ DATA_FORMATS = {
 }
 
 
+_WARNED: set[str] = set()
+
+
 def dataset_kwargs(name: str, path: str | None, splits: tuple[str, ...] = ("train",), flag: str = "--data") -> dict:
     """The constructor arguments that point env `name` at the dataset `path` ({} for None), checked now: a missing
     path, a malformed file or a split without tasks is refused with a message naming `flag` and the file."""
@@ -68,7 +71,8 @@ def dataset_kwargs(name: str, path: str | None, splits: tuple[str, ...] = ("trai
             raise SystemExit(f"{flag} {path}: cannot be read ({error}); {expected}") from None
         if tasks == 0:
             raise SystemExit(f"{flag} {path}: no {split} tasks in it; {expected}")
-    if name == "math" and os.path.isfile(path):
+    if name == "math" and os.path.isfile(path) and path not in _WARNED:  # once per process (the scripts check twice)
+        _WARNED.add(path)
         print(f"{flag} {path}: one file serves every split, so the held-out problems are the training problems; "
               f"a directory with train.jsonl and test.jsonl keeps them apart", file=sys.stderr)
     return kwargs

@@ -58,6 +58,11 @@ def test_every_probe_is_refused_by_name_before_anything_loads(script, paths, cap
         print(f"\n{script}:\n  " + "\n  ".join(outcomes))
 
 
+def test_an_impossible_tree_shape_is_refused():
+    with pytest.raises(SystemExit, match="--first-step-divergence 4"):
+        validate("treepo", ["--env", "math", "--first-step-divergence", "4", "--num-generations", "2"])
+
+
 def test_a_missing_sampler_is_refused_before_anything_loads(monkeypatch):
     """A fault this machine cannot cause (vLLM is installed for the tests): find_spec answers "not installed"."""
     real = importlib.util.find_spec
