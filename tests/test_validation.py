@@ -145,3 +145,19 @@ def test_a_resume_flag_list_is_what_the_readme_says():
     readme = (ROOT / "README.md").read_text()
     for name in policy.RESUME_FLAGS[1:]:
         assert "--" + name.replace("_", "-") in readme
+
+
+def test_ctrl_c_stops_at_once_and_says_how_to_continue(tmp_path):
+    import signal
+    import time
+    process = subprocess.Popen([sys.executable, "grpo_baseline.py", "--env", "math", "--preset", "quick",
+                                "--total-steps", "50", "--checkpoint-every", "1", "--runs-dir", str(tmp_path)],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while not list(tmp_path.glob("*/checkpoint.pt")) and time.time() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    (run_dir,) = tmp_path.iterdir()
+    assert process.returncode == 130, stderr[-2000:]
+    assert f"continue it with: python grpo_baseline.py --resume {run_dir}" in stderr and "Traceback" not in stderr
