@@ -15,6 +15,7 @@ import argparse
 import csv
 import json
 import os
+import sys
 
 import numpy as np
 
@@ -63,7 +64,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dirs", nargs="+")
     cli = parser.parse_args()
-    runs = {run_dir: read_rows(run_dir) for run_dir in cli.run_dirs}
+    empty = [d for d in cli.run_dirs if not os.path.exists(os.path.join(d, "metrics.csv"))]
+    if empty:  # a run stopped before its first evaluation wrote nothing to summarize
+        print(f"skipped (no metrics.csv): {', '.join(empty)}", file=sys.stderr)
+    runs = {run_dir: read_rows(run_dir) for run_dir in cli.run_dirs if run_dir not in empty}
+    if not runs:
+        raise SystemExit("none of these run directories has a metrics.csv")
     prefixes = split_prefixes(next(iter(runs.values())))
     for prefix in prefixes:
         print(f"\n== {prefix} ==")

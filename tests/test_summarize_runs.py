@@ -60,3 +60,13 @@ def test_compare_runs_pairs_the_groups_by_seed(tmp_path):
     line = next(l for l in out.splitlines() if l.strip().startswith("success_greedy"))
     assert "A 0.300 +- 0.000" in line and "B 0.450 +- 0.000" in line and "B - A +0.150 [" in line
     assert line.rstrip().endswith("better")
+
+
+def test_a_run_folder_without_metrics_is_skipped_with_a_word(tmp_path):
+    write_run(tmp_path / "run1", 1, set(range(10)), set())
+    (tmp_path / "stopped").mkdir()  # a run that stopped before its first evaluation: config.json only
+    (tmp_path / "stopped" / "config.json").write_text(json.dumps({"seed": 2}))
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "summarize_runs.py"), str(tmp_path / "run1"),
+                          str(tmp_path / "stopped")], capture_output=True, text=True)
+    assert out.returncode == 0 and "run1" in out.stdout, out.stderr
+    assert "skipped (no metrics.csv)" in out.stderr and "stopped" in out.stderr
