@@ -755,10 +755,10 @@ def load_teacher(teacher: str | None, env_name: str, student_tokenizer, prompt: 
         overrides = {k: v for k, v in warm_start_overrides.items() if v is not None}
         model, tokenizer, model_dir, _ = load_policy("tiny", env_name, env_kwargs or {}, cache_dir, sft_seed,
                                                      **{**overrides, **TEACHER_DEFAULTS.get(env_name, {}), **prompt})
-    elif chat_sft_steps:
+    elif chat_sft_steps:  # the student's --sft-episodes, if given, is the teacher's demonstrations' number too
         model, tokenizer, model_dir, _ = load_policy(teacher, env_name, env_kwargs or {}, cache_dir, sft_seed, "chat",
                                                      steps=chat_sft_steps, **TEACHER_DEFAULTS.get(env_name, {}),
-                                                     **prompt)
+                                                     episodes=warm_start_overrides.get("episodes"), **prompt)
     else:
         model, tokenizer, model_dir, _ = load_policy(teacher, env_name, env_kwargs or {}, cache_dir, sft_seed, **prompt)
     same_eos = tokenizer.eos_token_id == student_tokenizer.eos_token_id

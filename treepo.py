@@ -1703,8 +1703,11 @@ def main(args: Args) -> str:
         1 + math.cos(math.pi * step / args.total_steps))  # linear warmup, cosine decay
     eval_envs = {}  # split -> one env per held-out task
     for split in args.eval_splits:
-        eval_envs[split] = [make_env(args.env, split=split, **env_kwargs) for _ in range(min(
-            args.eval_tasks, make_env(args.env, split=split, **env_kwargs).num_tasks))]
+        available = make_env(args.env, split=split, **env_kwargs).num_tasks
+        if args.eval_tasks > available and rank == 0:
+            print(f"--eval-tasks {args.eval_tasks}: the {split} split has {available} tasks; every one is evaluated")
+        eval_envs[split] = [make_env(args.env, split=split, **env_kwargs) for _ in range(min(args.eval_tasks,
+                                                                                               available))]
     task_rng = random.Random(args.seed)
     grad_norm_window = deque(maxlen=50)  # minibatch gradient norms of the last 50 minibatches
     start_step, rows, sampled_total = 0, [], 0  # sampled_total: the run's sampled tokens so far

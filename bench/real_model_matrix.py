@@ -6,7 +6,9 @@
 Each of the 32 cells (4 scripts x 4 envs x 2 samplers) runs `SCRIPT --env ENV --model smollm2 --prompt-profile chat
 --backend B` with small shapes (COMMON, ALGORITHM below) for one step and stops there (`--stop-at-step 1`, a
 checkpoint), then `SCRIPT --resume RUN` does the second step. BranchOPD's teacher is the same model after
-`--teacher-sft-steps` steps of chat SFT on mistake-free demonstrations (built once per env, cached under cache/).
+`--teacher-sft-steps` steps of chat SFT on 20 episodes of mistake-free demonstrations (built once per env, cached
+under cache/). `--max-turns 4` caps every episode at 4 decisions: the model as shipped rarely acts validly, and an
+episode that never ends would take the env's whole step limit.
 The table: both exit codes, the seconds of each step (metrics.csv's step_seconds; step 2 includes nothing of
 the restart), the valid-reply rate (replies with an `<action>...</action>` the parser read, over both steps'
 decisions), the env's invalid-action rate and the whole cell's wall-clock. A cell that fails keeps its stderr's
@@ -29,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 COMMON = ["--model", "smollm2", "--prompt-profile", "chat", "--tasks-per-step", "2", "--max-new-tokens", "48",
+          "--max-turns", "4",
           "--eval-tasks", "2", "--eval-samples", "1", "--eval-every", "0", "--tree-log-every", "1",
           "--total-steps", "2", "--warmup-steps", "0", "--learning-rate", "1e-5"]
 ALGORITHM = {"grpo_baseline.py": ["--num-generations", "2"],
@@ -40,8 +43,8 @@ ENVS = ("math", "webshop", "alfworld", "swe")
 
 def cell(script: str, env: str, backend: str, runs_dir: str, teacher_sft_steps: int) -> dict:
     flags = ["--env", env, *COMMON, *ALGORITHM[script], "--backend", backend, "--runs-dir", runs_dir]
-    if script == "branchopd.py":
-        flags += ["--teacher-sft-steps", str(teacher_sft_steps)]
+    if script == "branchopd.py":  # a teacher from 20 demonstration episodes (swe's are slow to play)
+        flags += ["--teacher-sft-steps", str(teacher_sft_steps), "--sft-episodes", "20"]
     start = time.time()
     first = subprocess.run([sys.executable, script, *flags, "--stop-at-step", "1"], cwd=ROOT, capture_output=True,
                            text=True)
@@ -80,7 +83,8 @@ def main() -> None:
     lines = [f"# Every script x env x sampler with SmolLM2-135M-Instruct: 2 steps, the second after a resume\n",
              f"`python bench/real_model_matrix.py` on {cpu_model()} ({os.cpu_count()} CPUs; {cli.how}). Common flags: "
              f"`{' '.join(COMMON)}`; BranchOPD's teacher: `--teacher smollm2 --teacher-sft-steps "
-             f"{cli.teacher_sft_steps}`. Exit codes: the first run (`--stop-at-step 1`), then `--resume RUN`.\n",
+             f"{cli.teacher_sft_steps} --sft-episodes 20`. Exit codes: the first run (`--stop-at-step 1`), then "
+             f"`--resume RUN`.\n",
              "| script | env | sampler | exit codes | s/step (1, 2) | valid replies | invalid actions | decisions | "
              "cell s | command / notes |", "|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
