@@ -1072,6 +1072,9 @@ def main(args: Args) -> str:
           f"{args.total_steps} steps, model {model_dir}, run dir {run_dir}")
 
     # TRY NOT TO MODIFY: seeding (after building the sampler: an in-process vLLM reseeds the global generators)
+    if args.eval_only:
+        print(f"--eval-only: {len(args.eval_splits)} held-out split(s) x {args.eval_tasks} tasks, then stop (the line "
+              f"above is what training would do; nothing trains)")
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)

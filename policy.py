@@ -851,7 +851,9 @@ def summary_table(rows: list[dict], eval_sizes: dict[str, int], eval_temperature
             values.setdefault((step, split, decoding, metric), {}).setdefault(task, []).append(value)
     se = lambda x: float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
     one = first == last  # --eval-only: one evaluation
-    lines = [f"  {'held-out (tasks)':34} " + (f"step {first}" if one else
+    width = max([34] + [len(f"{split} ({size}) success, sampled (T={eval_temperature:g})")
+                        for split, size in eval_sizes.items()])  # the longest label (swe's split names are long)
+    lines = [f"  {'held-out (tasks)':{width}} " + (f"step {first}" if one else
                                               f"start (step {first})    end (step {last})      gain (paired)")]
     flat = False
     for split, size in eval_sizes.items():
@@ -861,12 +863,11 @@ def summary_table(rows: list[dict], eval_sizes: dict[str, int], eval_temperature
                 tasks = sorted(start.keys() & end.keys())
                 a, b = (np.array([np.mean(ends[t]) for t in tasks]) for ends in (start, end))
                 flat = flat or min(se(a), se(b)) == 0.0
-                lines.append(f"  {f'{split} ({size}) {metric}, {label}':34} {a.mean():.3f} +- {se(a):.3f}" + (
+                lines.append(f"  {f'{split} ({size}) {metric}, {label}':{width}} {a.mean():.3f} +- {se(a):.3f}" + (
                     "" if one else f"    {b.mean():.3f} +- {se(b):.3f}    {(b - a).mean():+.3f} +- {se(b - a):.3f}"))
     if flat:
         lines.append("  (+- 0.000: every task scored alike; a rate of 0 over n tasks is below 3/n at 95%)")
     return "\n".join(lines)
-
 
 
 def plot_learning_curve(rows: list[dict], path: str, title: str) -> None:
