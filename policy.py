@@ -1150,6 +1150,7 @@ def check_resume(run_dir: str, script: str, fields: dict, given: dict) -> dict:
 def stop_on_interrupt(run_dir: str, script: str) -> None:
     """Ctrl-C: stop at once, write nothing more, and say where the last checkpoint is and how to continue."""
     import signal
+    import threading
 
     def interrupted(*_):
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # a second Ctrl-C stops without a word
@@ -1159,7 +1160,8 @@ def stop_on_interrupt(run_dir: str, script: str) -> None:
             "it had no checkpoint yet, so it cannot be continued: start it anew")
         print(f"\ninterrupted: {run_dir} keeps what it wrote; {where}", file=sys.stderr)
         raise SystemExit(130)
-    signal.signal(signal.SIGINT, interrupted)
+    if threading.current_thread() is threading.main_thread():  # only the main thread may set a handler
+        signal.signal(signal.SIGINT, interrupted)
 
 
 def provenance(model_dir: str) -> dict:

@@ -7,8 +7,10 @@ Each of the 32 cells (4 scripts x 4 envs x 2 samplers) runs `SCRIPT --env ENV --
 --backend B` with small shapes (COMMON, ALGORITHM below) for one step and stops there (`--stop-at-step 1`, a
 checkpoint), then `SCRIPT --resume RUN` does the second step. BranchOPD's teacher is the same model after
 `--teacher-sft-steps` steps of chat SFT on 20 episodes of mistake-free demonstrations (built once per env, cached
-under cache/). `--max-turns 4` caps every episode at 4 decisions: the model as shipped rarely acts validly, and an
-episode that never ends would take the env's whole step limit.
+under cache/). `--max-turns 2` caps every episode at 2 decisions: the model as shipped rarely acts validly, and an
+episode that never ends would take the env's whole step limit; 24-token replies and one task per step keep a cell
+near a minute. The valid-reply rate counts replies the chat parser read (an `<action>...</action>`; math keeps its
+`\\boxed{N}` protocol, so every math reply is read and the env's invalid-action rate says which had no answer).
 The table: both exit codes, the seconds of each step (metrics.csv's step_seconds; step 2 includes nothing of
 the restart), the valid-reply rate (replies with an `<action>...</action>` the parser read, over both steps'
 decisions), the env's invalid-action rate and the whole cell's wall-clock. A cell that fails keeps its stderr's
@@ -30,9 +32,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-COMMON = ["--model", "smollm2", "--prompt-profile", "chat", "--tasks-per-step", "2", "--max-new-tokens", "48",
-          "--max-turns", "4",
-          "--eval-tasks", "2", "--eval-samples", "1", "--eval-every", "0", "--tree-log-every", "1",
+COMMON = ["--model", "smollm2", "--prompt-profile", "chat", "--tasks-per-step", "1", "--max-new-tokens", "24",
+          "--max-turns", "2", "--eval-tasks", "1", "--eval-samples", "1", "--eval-every", "0", "--tree-log-every", "1",
           "--total-steps", "2", "--warmup-steps", "0", "--learning-rate", "1e-5"]
 ALGORITHM = {"grpo_baseline.py": ["--num-generations", "2"],
              "bpo.py": ["--num-branch-points", "1", "--branch-factor", "2"],

@@ -67,6 +67,7 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=256, help="reply cap, the same for both arms")
     parser.add_argument("--backend", choices=["hf", "vllm"], default="vllm", help="the evaluation's sampler")
     parser.add_argument("--recompute", action="store_true", help="only reprint the table from the committed records")
+    parser.add_argument("--zero-shot-run", help="an earlier zero-shot run of this command (its run folder) to reuse")
     args = parser.parse_args()
     out = os.path.join(ROOT, "bench", "results", f"real_model_sft_{args.env}")
     if args.recompute:
@@ -79,7 +80,17 @@ def main() -> None:
     if not os.path.exists(os.path.join(ROOT, "models", "smollm2-135m-instruct", "source.json")):
         raise SystemExit("python policy.py --get-smollm2 models/smollm2-135m-instruct first")
     runs_dir = tempfile.mkdtemp(prefix="real_model_sft_")
-    zero_cmd, zero_seconds, zero_run = eval_only(args, [], runs_dir, "zero_shot")
+    if args.zero_shot_run:  # the same command's zero-shot half, run before (and interrupted after it)
+        zero_run, zero_seconds = args.zero_shot_run, float("nan")
+        with open(os.path.join(zero_run, "config.json")) as f:
+            config = json.load(f)
+        expected = dict(env=args.env, eval_tasks=args.eval_tasks, eval_samples=args.eval_samples, seed=1,
+                        max_new_tokens=args.max_new_tokens, backend=args.backend, sft_steps=None, eval_only=True)
+        if {k: config.get(k) for k in expected} != expected:
+            raise SystemExit(f"--zero-shot-run {zero_run} is not this command's zero-shot run: {expected} expected")
+        zero_cmd = [sys.executable, "grpo_baseline.py", "(reused: " + zero_run + ")"]
+    else:
+        zero_cmd, zero_seconds, zero_run = eval_only(args, [], runs_dir, "zero_shot")
     sft_cmd, sft_seconds, sft_run = eval_only(args, ["--sft-steps", str(args.sft_steps)], runs_dir, "sft")
     with open(os.path.join(sft_run, "policy.json")) as f:
         warm_start_dir = json.load(f)["model_dir"]

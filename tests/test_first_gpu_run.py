@@ -118,10 +118,11 @@ def test_chat_defaults_leave_room_for_a_protocol_reply(script, tmp_path):
         assert args.segment_length * args.max_depth >= args.max_new_tokens
 
 
-def test_branchopd_refuses_a_chat_student_without_a_teacher_at_once():
+def test_branchopd_refuses_a_chat_student_without_a_teacher_at_once(tmp_path):
     branchopd = importlib.import_module("branchopd")
+    chat_dir = policy.build_tiny_chat_model(str(tmp_path / "chat"), ["webshop"])  # a model the checks accept
     with pytest.raises(SystemExit, match="--model DIR needs --teacher DIR"):
-        branchopd.apply_env_defaults(branchopd.Args(env="webshop", model="/some/chat/model", prompt_profile="chat"))
+        branchopd.apply_env_defaults(branchopd.Args(env="webshop", model=chat_dir, prompt_profile="chat"))
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

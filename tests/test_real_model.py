@@ -57,7 +57,7 @@ def test_provenance_without_git(tmp_path):
     assert out.stdout.strip().splitlines()[-1] == "null"
 
 
-def test_the_memory_plan_picks_a_micro_batch_that_fits_or_refuses(capsys):
+def test_the_memory_plan_picks_a_micro_batch_that_fits_or_refuses(smollm2_dir, capsys):
     """SmolLM2's shape (from its config alone) with the math chat defaults: 128 decisions of 1,536 tokens per pass
     do not fit 24 GiB, so the plan takes the largest micro-batch that does; a budget below one decision refuses
     with exit code 2, naming the flags to change."""
@@ -67,7 +67,7 @@ def test_the_memory_plan_picks_a_micro_batch_that_fits_or_refuses(capsys):
                          num_key_value_heads=3, vocab_size=49152, tie_word_embeddings=True)
     shape = (config, 134_515_008)
     args = grpo_baseline.apply_env_defaults(grpo_baseline.parse_args(
-        ["--env", "math", "--model", "m", "--prompt-profile", "chat", "--max-memory", "24"]))
+        ["--env", "math", "--model", smollm2_dir, "--prompt-profile", "chat", "--max-memory", "24"]))
     assert args.minibatch_size == 128 and args.micro_batch_size is None
     text = policy.fit_memory(args, 1, grpo_baseline.LOSS_CHUNK_BYTES, shape)
     assert 1 <= args.micro_batch_size < 128 and f"--micro-batch-size {args.micro_batch_size}" in text
@@ -77,7 +77,7 @@ def test_the_memory_plan_picks_a_micro_batch_that_fits_or_refuses(capsys):
     assert planned(args.micro_batch_size) <= 24.05 and planned(args.micro_batch_size + 1) > 23.95  # RSS moves a bit
 
     args = grpo_baseline.apply_env_defaults(grpo_baseline.parse_args(
-        ["--env", "math", "--model", "m", "--prompt-profile", "chat", "--max-memory", "3"]))
+        ["--env", "math", "--model", smollm2_dir, "--prompt-profile", "chat", "--max-memory", "3"]))
     with pytest.raises(SystemExit) as refused:
         policy.fit_memory(args, 1, grpo_baseline.LOSS_CHUNK_BYTES, shape)
     assert refused.value.code == 2
