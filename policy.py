@@ -35,8 +35,10 @@ import platform
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass
 from importlib import metadata
@@ -701,9 +703,8 @@ def load_policy(model_name: str, env_name: str, env_kwargs: dict, cache_dir: str
         model_dir = build_warm_start(config, env_kwargs, cache_dir)
     else:
         model_dir = SMOLLM2_DIR if model_name == "smollm2" else model_name
-        if model_name == "smollm2" and not os.path.exists(os.path.join(model_dir, "source.json")):
-            raise SystemExit(f"--model smollm2 reads {model_dir}, which is not there yet: "
-                             f"python policy.py --get-smollm2 {os.path.relpath(model_dir)}")
+        if model_name == "smollm2":
+            check_model(model_name, "--model")  # fetched yet? (the scripts checked before; a direct call checks here)
         # --prompt-profile chat --sft-steps N: the chat model's SFT warm start on the env's demonstrations (a resumed
         # run reloads the warm start itself, which records it)
         if profile == "chat" and overrides.get("steps") and not os.path.exists(os.path.join(model_dir,
@@ -1149,8 +1150,6 @@ def check_resume(run_dir: str, script: str, fields: dict, given: dict) -> dict:
 
 def stop_on_interrupt(run_dir: str, script: str) -> None:
     """Ctrl-C: stop at once, write nothing more, and say where the last checkpoint is and how to continue."""
-    import signal
-    import threading
 
     def interrupted(*_):
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # a second Ctrl-C stops without a word
