@@ -52,6 +52,7 @@ DATA_FORMATS = {
 
 
 _WARNED: set[str] = set()
+_ANNOUNCED: set[str] = set()
 
 
 def dataset_kwargs(name: str, path: str | None, splits: tuple[str, ...] = ("train",), flag: str = "--data") -> dict:
@@ -86,7 +87,13 @@ def make_env(name: str, **kwargs) -> TextEnv:
     if unknown:
         raise TypeError(f"make_env({name!r}) got unknown argument(s) {', '.join(unknown)}; "
                         f"accepted: {', '.join(accepted)}")
-    return cls(**kwargs)
+    env = cls(**kwargs)
+    if name == "swe" and env.backend not in _ANNOUNCED:  # the first swe env of a process says where episodes run
+        _ANNOUNCED.add(env.backend)
+        where = (f"Docker containers of image {env.image} (engine {os.environ.get('DOCKER_HOST', 'the default socket')})"
+                 if env.backend == "docker" else "bubblewrap sandboxes on this host (no Docker engine answered)")
+        print(f"swe env: episodes run in {where}", file=sys.stderr)
+    return env
 
 
 __all__ = ["make_env", "env_class", "dataset_kwargs", "ENV_REGISTRY", "HELD_OUT_SPLITS", "TextEnv", "DeepCopySnapshot",

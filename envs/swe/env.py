@@ -30,11 +30,9 @@ from __future__ import annotations
 
 import copy
 import difflib
-import os
 import re
 import secrets
 import shlex
-import sys
 from dataclasses import dataclass, field
 
 from envs.base import TextEnv
@@ -404,28 +402,18 @@ class SWESnapshot:
         return env
 
 
-_ANNOUNCED: set[str] = set()
-
-
 def resolve_backend(backend: str):
-    """(backend, docker client, image): `auto` picks Docker when an engine answers, else local. The first env of a
-    process says which sandbox it runs in, and where (stderr)."""
-    chosen: tuple = ("local", None, None)
+    """(backend, docker client, image): `auto` picks Docker when an engine answers, else local."""
     if backend in ("auto", "docker"):
         from envs.swe.engine import docker_client, ensure_image
 
         client = docker_client()
         if client is not None:
-            chosen = ("docker", client, ensure_image(client))
-        elif backend == "docker":
+            return "docker", client, ensure_image(client)
+        if backend == "docker":
             raise RuntimeError("no Docker engine answers: start one with `eval \"$(bash envs/swe/docker_engine.sh)\"` "
                                "or set DOCKER_HOST")
-    if chosen[0] not in _ANNOUNCED:
-        _ANNOUNCED.add(chosen[0])
-        where = (f"Docker containers of image {chosen[2]} (engine {os.environ.get('DOCKER_HOST', 'the default socket')})"
-                 if chosen[1] is not None else "bubblewrap sandboxes on this host (no Docker engine answered)")
-        print(f"swe env: episodes run in {where}", file=sys.stderr)
-    return chosen
+    return "local", None, None
 
 
 def minimal_replacement(line: str, fixed: str) -> tuple[str, str]:
