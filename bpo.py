@@ -57,7 +57,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from envs import dataset_kwargs, make_env
+from envs import dataset_kwargs, make_env, turn_limit
 from envs.workers import check_env_workers, step_all
 from policy import (action_choices, allowed_next, build_prompt, check_resume, check_run_flags, fit_memory, fork_pieces,
                     format_memory_plan, load_policy, memory_plan, model_shape, parse_reply, peak_resident_bytes,
@@ -321,6 +321,17 @@ def apply_env_defaults(args: Args) -> Args:
                          f"M={args.num_branch_points}")
     if not 0 <= args.lam <= 1:
         raise SystemExit(f"--lam must be in [0, 1]; got {args.lam}")
+    # Algorithm 1 never branches at the last action: a backbone has at most max_turns - 1 candidates (turn level),
+    # or max_new_tokens - 1 token positions --delta-min apart (token level); more points than that cannot exist
+    turns = min(args.max_turns, turn_limit(args.env))
+    most = turns - 1 if args.branch_level == "turn" else math.ceil((args.max_new_tokens - 1) / max(1, args.delta_min))
+    if args.num_branch_points > most:
+        where = (f"an episode of {args.env} takes at most {turns} action{'s' * (turns != 1)}, which leaves at most {most} decisions to "
+                 "branch at (never the last)"
+                 if args.branch_level == "turn" else f"--max-new-tokens {args.max_new_tokens} leaves at most {most} "
+                 f"token positions --delta-min {args.delta_min} apart (never the last)")
+        raise SystemExit(f"--num-branch-points {args.num_branch_points}: {where}; "
+                         + (f"pass at most {most}" if most >= 1 else "pass --branch-level token"))
     return args
 
 

@@ -58,7 +58,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from envs import dataset_kwargs, make_env
+from envs import dataset_kwargs, make_env, turn_limit
 from envs.workers import check_env_workers, step_all
 from policy import (action_choices, allowed_next, build_prompt, check_resume, check_run_flags, fit_memory, fork_pieces,
                     format_memory_plan, load_policy, memory_plan, model_shape, parse_reply, peak_resident_bytes,
@@ -349,6 +349,15 @@ def apply_env_defaults(args: Args) -> Args:
         raise SystemExit(f"--num-generations must be >= 2 in --mode multi_rollout; got {args.num_generations}")
     if not 0 <= args.alpha <= 1:
         raise SystemExit(f"--alpha must be in [0, 1]; got {args.alpha}")
+    # forks that cannot exist: math's one reply holds at most ceil(max_new_tokens / min_fork_gap) positions
+    # --min-fork-gap apart; a multi-turn trajectory forks at most once per turn
+    turns = min(args.max_turns, turn_limit(args.env))
+    most = math.ceil(args.max_new_tokens / max(1, args.min_fork_gap)) if args.env == "math" else turns
+    if args.mode == "branch" and args.num_forks > most:
+        where = (f"--max-new-tokens {args.max_new_tokens} holds at most {most} positions --min-fork-gap "
+                 f"{args.min_fork_gap} apart" if args.env == "math" else
+                 f"a trajectory forks at most once per turn and an episode of {args.env} takes at most {turns}")
+        raise SystemExit(f"--num-forks {args.num_forks}: {where}; pass at most {most}")
     return args
 
 

@@ -79,6 +79,12 @@ def dataset_kwargs(name: str, path: str | None, splits: tuple[str, ...] = ("trai
     return kwargs
 
 
+def turn_limit(name: str) -> int:
+    """The most actions an episode of env `name` takes (its `max_steps` default; math answers once)."""
+    parameter = inspect.signature(env_class(name).__init__).parameters.get("max_steps")
+    return 1 if parameter is None else parameter.default
+
+
 def make_env(name: str, **kwargs) -> TextEnv:
     """Build env `name` ("webshop", "math", ...) with constructor keyword arguments `kwargs`."""
     cls = env_class(name)
@@ -96,5 +102,5 @@ def make_env(name: str, **kwargs) -> TextEnv:
     return env
 
 
-__all__ = ["make_env", "env_class", "dataset_kwargs", "ENV_REGISTRY", "HELD_OUT_SPLITS", "TextEnv", "DeepCopySnapshot",
+__all__ = ["make_env", "env_class", "turn_limit", "dataset_kwargs", "ENV_REGISTRY", "HELD_OUT_SPLITS", "TextEnv", "DeepCopySnapshot",
            "ReplaySnapshot", "check_snapshot_fidelity", "FidelityReport", "SnapshotFidelityError"]

@@ -58,9 +58,20 @@ def test_every_probe_is_refused_by_name_before_anything_loads(script, paths, cap
         print(f"\n{script}:\n  " + "\n  ".join(outcomes))
 
 
-def test_an_impossible_tree_shape_is_refused():
+def test_impossible_tree_shapes_are_refused():
+    """More leaves, branch points or forks than any trajectory can hold: refused, not quietly made fewer."""
     with pytest.raises(SystemExit, match="--first-step-divergence 4"):
         validate("treepo", ["--env", "math", "--first-step-divergence", "4", "--num-generations", "2"])
+    with pytest.raises(SystemExit, match="--num-branch-points 20: an episode of webshop takes at most 15 actions, which leaves at most 14"):
+        validate("bpo", ["--env", "webshop", "--num-branch-points", "20", "--branch-factor", "2"])
+    with pytest.raises(SystemExit, match="--num-branch-points 9: --max-new-tokens 64 leaves at most 8"):
+        validate("bpo", ["--env", "math", "--num-branch-points", "9", "--max-new-tokens", "64"])
+    with pytest.raises(SystemExit, match="--num-forks 50: --max-new-tokens 64 holds at most 16"):
+        validate("branchopd", ["--env", "math", "--num-forks", "50", "--max-new-tokens", "64"])
+    with pytest.raises(SystemExit, match="--num-forks 50: a trajectory forks at most once per turn"):
+        validate("branchopd", ["--env", "webshop", "--num-forks", "50"])
+    validate("bpo", ["--env", "webshop", "--num-branch-points", "14"])  # the largest that fits runs
+    validate("branchopd", ["--env", "math", "--num-forks", "16", "--max-new-tokens", "64"])
 
 
 def test_a_missing_sampler_is_refused_before_anything_loads(monkeypatch):
