@@ -57,7 +57,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from envs import dataset_kwargs, make_env, turn_limit
+from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
 from policy import (action_choices, allowed_next, build_prompt, check_resume, check_run_flags, fit_memory, fork_pieces,
                     format_memory_plan, load_policy, memory_plan, model_shape, parse_reply, peak_resident_bytes,
@@ -65,7 +65,7 @@ from policy import (action_choices, allowed_next, build_prompt, check_resume, ch
                     tree_records)
 
 # ALGO LOGIC: what BPO imports beyond the skeleton: snapshots by replay, where a reply's action begins
-from envs import ReplaySnapshot
+from envs import ReplaySnapshot, turn_limit
 from policy import reply_layout
 
 @dataclass

@@ -58,7 +58,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 from transformers import DynamicCache
 
-from envs import dataset_kwargs, make_env, turn_limit
+from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
 from policy import (action_choices, allowed_next, build_prompt, check_resume, check_run_flags, fit_memory, fork_pieces,
                     format_memory_plan, load_policy, memory_plan, model_shape, parse_reply, peak_resident_bytes,
@@ -71,7 +71,7 @@ import re
 
 from torch.distributed.fsdp import FSDPModule
 
-from envs import ReplaySnapshot
+from envs import ReplaySnapshot, turn_limit
 from policy import check_model, load_teacher, reply_layout
 
 

@@ -361,6 +361,9 @@ def apply_env_defaults(args: Args) -> Args:
                          f"--num-generations (w) {args.num_generations} leaves: give at most w")
     if args.env == "math" and not args.segment_length:
         raise SystemExit("--segment-length must be > 0 on math (a segment is a number of tokens)")
+    if args.env != "math" and args.segment_length:  # a token tree would score one reply and never play the env
+        raise SystemExit(f"--segment-length {args.segment_length}: on {args.env} a segment is one turn, so it must be "
+                         "0; token segments (and --preset paper's 512) are math's")
     if args.branch_allocation == "uniform":
         raise SystemExit("--branch-allocation uniform is now `random` (one child per path, the rest drawn at random); "
                          "the paper's uniform allocation, an even split, is `fixed_avg` (the default)")

@@ -42,15 +42,25 @@ ALGORITHM = {"grpo_baseline.py": ["--num-generations", "2"],
 ENVS = ("math", "webshop", "alfworld", "swe")
 
 
-def cell(script: str, env: str, backend: str, runs_dir: str, teacher_sft_steps: int) -> dict:
-    flags = ["--env", env, *COMMON, *ALGORITHM[script], "--backend", backend, "--runs-dir", runs_dir]
+def cell_flags(script: str, env: str, backend: str, teacher_sft_steps: int) -> list[str]:
+    algorithm = ALGORITHM[script]
+    if script == "treepo.py" and env != "math":  # an agent env's segment is one turn: no token segments
+        algorithm = ["--num-generations", "2", "--max-depth", "3"]
+    flags = ["--env", env, *COMMON, *algorithm, "--backend", backend]
     if script == "branchopd.py":  # a teacher from 20 demonstration episodes (swe's are slow to play)
         flags += ["--teacher-sft-steps", str(teacher_sft_steps), "--sft-episodes", "20"]
+    return flags
+
+
+def cell(script: str, env: str, backend: str, runs_dir: str, teacher_sft_steps: int) -> dict:
+    flags = cell_flags(script, env, backend, teacher_sft_steps)
+    command = f"python {script} {' '.join(flags)}"
+    flags += ["--runs-dir", runs_dir]
     start = time.time()
     first = subprocess.run([sys.executable, script, *flags, "--stop-at-step", "1"], cwd=ROOT, capture_output=True,
                            text=True)
     found = glob.glob(os.path.join(runs_dir, f"{env}__*"))
-    result = {"command": f"python {script} {' '.join(flags[:-2])}", "codes": [first.returncode], "notes": ""}
+    result = {"command": command, "codes": [first.returncode], "notes": ""}
     if first.returncode != 0 or len(found) != 1:
         result.update(notes=first.stderr.strip().splitlines()[-1:] or ["no run folder"], wall=time.time() - start)
         return result
@@ -89,11 +99,22 @@ def main() -> None:
              "| script | env | sampler | exit codes | s/step (1, 2) | valid replies | invalid actions | decisions | "
              "cell s | command / notes |", "|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
+    kept = {}  # rows of --out whose command is the one this matrix would run: kept, not run again
+    if os.path.exists(cli.out):
+        with open(cli.out) as f:
+            for row in f:
+                if row.startswith("| ") and "`python " in row:
+                    kept[row.split("`")[1].split(" --runs-dir ")[0]] = row.rstrip("\n")
     with tempfile.TemporaryDirectory() as runs_root:
         for env in cli.envs:
             for script in cli.scripts:
                 for backend in cli.backends:
                     runs_dir = os.path.join(runs_root, f"{script}-{env}-{backend}")
+                    flags = cell_flags(script, env, backend, cli.teacher_sft_steps)
+                    if f"python {script} {' '.join(flags)}" in kept:
+                        lines.append(kept[f"python {script} {' '.join(flags)}"])
+                        print(lines[-1], flush=True)
+                        continue
                     r = cell(script, env, backend, runs_dir, cli.teacher_sft_steps)
                     seconds = " ".join(f"{s:.1f}" for s in r.get("seconds", [])) or "-"
                     valid = f"{r['valid']:.3f}" if "valid" in r else "-"
