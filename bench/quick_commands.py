@@ -26,14 +26,15 @@ def main() -> None:
     from policy import cpu_model
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--envs", nargs="+", default=["math", "webshop"])
+    parser.add_argument("--scripts", nargs="+", default=list(SCRIPTS), choices=SCRIPTS)
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "quick_commands.txt"))
     cli = parser.parse_args()
-    lines = [f"# python bench/quick_commands.py --envs {' '.join(cli.envs)}   ({cpu_model()}, {os.cpu_count()} CPUs, "
-             f"one command at a time, nothing else running)", f"{'command':<55} {'exit':>4} {'seconds':>8}"]
+    lines = [f"# python bench/quick_commands.py --envs ENV ... --scripts SCRIPT ...   ({cpu_model()}, {os.cpu_count()} "
+             f"CPUs, one command at a time, nothing else running)", f"{'command':<55} {'exit':>4} {'seconds':>8}"]
     print("\n".join(lines), flush=True)
     with tempfile.TemporaryDirectory() as runs_dir:
         for env in cli.envs:
-            for script in SCRIPTS:
+            for script in cli.scripts:
                 command = [script, "--env", env, "--preset", "quick"]
                 start = time.time()
                 out = subprocess.run([sys.executable, *command, "--runs-dir", runs_dir], cwd=ROOT,
@@ -43,10 +44,14 @@ def main() -> None:
                     line += "   " + (out.stderr.strip().splitlines() or [""])[-1][:200]
                 lines.append(line)
                 print(line, flush=True)
-    if os.path.exists(cli.out):  # other envs' rows stay
+    if os.path.exists(cli.out):  # the rows of the commands not run this time stay, in their order
+        ran = {line[:55].rstrip() for line in lines[2:]}
         with open(cli.out) as f:
-            kept = [line for line in f.read().splitlines()[2:] if line.split()[3:4] and line.split()[3] not in cli.envs]
-        lines[2:2] = kept
+            kept = [line for line in f.read().splitlines()[2:] if line[:55].rstrip() not in ran]
+        order = [f"python {script} --env {env} --preset quick" for env in ("math", "webshop", "alfworld", "swe")
+                 for script in SCRIPTS]
+        lines[2:] = sorted(kept + lines[2:], key=lambda line: order.index(line[:55].rstrip())
+                           if line[:55].rstrip() in order else len(order))
     with open(cli.out, "w") as f:
         f.write("\n".join(lines) + "\n")
 

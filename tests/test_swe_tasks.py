@@ -315,13 +315,21 @@ def test_stored_tasks_hold_when_materialized(tasks):
     assert {key: value for key, value in problems.items() if value} == {}
 
 
+# A package's tasks (and their splits) depend on that package alone (its seed is `seed:name`, its splits are drawn
+# within it), so rebuilding five of the 25 packages checks the file's lines for them; `python -m envs.swe.tasks
+# --rebuild` rebuilds all 25 (docs/envs.md).
+REBUILT_PACKAGES = ("bank_account", "expr_eval", "inventory", "roman_numerals", "text_wrap")  # inventory: held out
+
+
 @pytest.mark.slow
-def test_rebuild_gives_the_same_file(tmp_path):
+def test_rebuild_gives_the_same_lines(tmp_path):
     from envs.swe.tasks import write_tasks
 
-    rebuilt, _ = build_tasks(log=None, jobs=2)  # the outcome does not depend on `jobs`
+    rebuilt, _ = build_tasks(packages=REBUILT_PACKAGES, log=None, jobs=2)  # the outcome does not depend on `jobs`
     write_tasks(rebuilt, tmp_path / "tasks.jsonl")
-    assert (tmp_path / "tasks.jsonl").read_bytes() == (BUNDLED_DIR / "tasks.jsonl").read_bytes()
+    bundled = [line for line in (BUNDLED_DIR / "tasks.jsonl").read_text().splitlines(keepends=True)
+               if json.loads(line)["package"] in REBUILT_PACKAGES]
+    assert len(bundled) == 5 * 18 and (tmp_path / "tasks.jsonl").read_text() == "".join(bundled)
 
 
 # ---------------------------------------------------------------------------------------------------
