@@ -13,7 +13,6 @@ import torch
 from safetensors.torch import load_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPTS = ["grpo_baseline.py", "bpo.py", "treepo.py", "branchopd.py"]
 # a warm start good enough for some groups to have unequal returns (an update to compare)
 SMALL = ["--env", "webshop", "--sft-steps", "150", "--sft-episodes", "150", "--tasks-per-step", "4",
          "--eval-tasks", "4", "--eval-every", "0", "--minibatch-size", "8",
@@ -45,15 +44,15 @@ def only_run_dir(runs_dir) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script, learner", [(s, "ddp") for s in SCRIPTS] + [("branchopd.py", "fsdp"),
-                                                                               ("treepo.py", "vllm"),
-                                                                               ("grpo_baseline.py", "fsdp-kl")])
+@pytest.mark.parametrize("script, learner", [("bpo.py", "ddp"), ("treepo.py", "vllm"), ("branchopd.py", "fsdp"),
+                                             ("grpo_baseline.py", "fsdp-kl")])
 def test_two_ranks_update_equals_one_rank(script, learner, tmp_path, cache_dir):
-    """DDP for every script; FSDP2 (`--fsdp`, the same lines in every script) for BranchOPD, whose repair loss
-    runs a second forward through the sharded module before the backward, with its teacher sharded too; a vLLM
-    engine per rank (the same lines in every script) for TreePO, whose segment rounds are the most irregular; and
-    FSDP2 with a KL reference (sharded like the learner: each rank holds half of it) and gradients accumulated over
-    micro-batches, against one rank's whole-minibatch update."""
+    """Every script's algorithm on two ranks once, each learner once (the DDP, FSDP2 and vLLM lines are shared blocks,
+    the same in every script: tests/test_blocks.py): DDP for BPO; DDP with a vLLM engine per rank for TreePO, whose
+    segment rounds are the most irregular; FSDP2 (`--fsdp`) for BranchOPD, whose repair loss runs a second forward
+    through the sharded module before the backward, with its teacher sharded too; and FSDP2 for GRPO with a KL
+    reference (sharded like the learner: each rank holds half of it) and gradients accumulated over micro-batches,
+    against one rank's whole-minibatch update."""
     backend = ["--backend", "vllm"] if learner == "vllm" else []
     kl = ["--beta", "0.04"] if learner == "fsdp-kl" else []
     run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "one")] + backend + kl, 1, cache_dir)

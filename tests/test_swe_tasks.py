@@ -304,12 +304,12 @@ def test_package_files_and_materialize(tasks, tmp_path):
 
 @pytest.mark.slow
 def test_stored_tasks_hold_when_materialized(tasks):
-    """Every third stored task, rebuilt from its record (`materialize`) and rerun; every task's outcomes are
-    checked when `test_rebuild_gives_the_same_file` rebuilds the file (CI time)."""
+    """Every fourth stored task of the packages `test_rebuild_gives_the_same_lines` does not rebuild (that test reruns
+    every task of its five), rebuilt from its record (`materialize`) and rerun (CI time)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    sample = tasks[::3]
-    assert {task["package"] for task in sample} == {task["package"] for task in tasks}
+    sample = [task for task in tasks if task["package"] not in REBUILT_PACKAGES][::4]
+    assert {task["package"] for task in sample} | set(REBUILT_PACKAGES) == {task["package"] for task in tasks}
     with ThreadPoolExecutor(max_workers=2) as pool:  # each check waits on pytest subprocesses
         problems = dict(zip([task["id"] for task in sample], pool.map(verify_task, sample)))
     assert {key: value for key, value in problems.items() if value} == {}
