@@ -106,14 +106,16 @@ def main() -> None:
                 if row.startswith("| ") and "`python " in row:
                     kept[row.split("`")[1].split(" --runs-dir ")[0]] = row.rstrip("\n")
     with tempfile.TemporaryDirectory() as runs_root:
-        for env in cli.envs:
-            for script in cli.scripts:
-                for backend in cli.backends:
+        for env in ENVS:  # the cells asked for run; the others keep their rows
+            for script in ALGORITHM:
+                for backend in ("hf", "vllm"):
                     runs_dir = os.path.join(runs_root, f"{script}-{env}-{backend}")
                     flags = cell_flags(script, env, backend, cli.teacher_sft_steps)
                     if f"python {script} {' '.join(flags)}" in kept:
                         lines.append(kept[f"python {script} {' '.join(flags)}"])
                         print(lines[-1], flush=True)
+                        continue
+                    if env not in cli.envs or script not in cli.scripts or backend not in cli.backends:
                         continue
                     r = cell(script, env, backend, runs_dir, cli.teacher_sft_steps)
                     seconds = " ".join(f"{s:.1f}" for s in r.get("seconds", [])) or "-"
