@@ -326,8 +326,8 @@ def apply_env_defaults(args: Args) -> Args:
     turns = min(args.max_turns, turn_limit(args.env))
     most = turns - 1 if args.branch_level == "turn" else math.ceil((args.max_new_tokens - 1) / max(1, args.delta_min))
     if args.num_branch_points > most:
-        where = (f"an episode of {args.env} takes at most {turns} action{'s' * (turns != 1)}, which leaves at most {most} decisions to "
-                 "branch at (never the last)"
+        where = (f"an episode of {args.env} takes at most {turns} action{'s' * (turns != 1)}, which leaves at most "
+                 f"{most} decisions to branch at (never the last)"
                  if args.branch_level == "turn" else f"--max-new-tokens {args.max_new_tokens} leaves at most {most} "
                  f"token positions --delta-min {args.delta_min} apart (never the last)")
         raise SystemExit(f"--num-branch-points {args.num_branch_points}: {where}; "

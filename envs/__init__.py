@@ -96,11 +96,12 @@ def make_env(name: str, **kwargs) -> TextEnv:
     env = cls(**kwargs)
     if name == "swe" and env.backend not in _ANNOUNCED:  # the first swe env of a process says where episodes run
         _ANNOUNCED.add(env.backend)
-        where = (f"Docker containers of image {env.image} (engine {os.environ.get('DOCKER_HOST', 'the default socket')})"
-                 if env.backend == "docker" else "bubblewrap sandboxes on this host (no Docker engine answered)")
+        engine = os.environ.get("DOCKER_HOST", "the default socket")
+        where = (f"Docker containers of image {env.image} (engine {engine})" if env.backend == "docker"
+                 else "bubblewrap sandboxes on this host (no Docker engine answered)")
         print(f"swe env: episodes run in {where}", file=sys.stderr)
     return env
 
 
-__all__ = ["make_env", "env_class", "turn_limit", "dataset_kwargs", "ENV_REGISTRY", "HELD_OUT_SPLITS", "TextEnv", "DeepCopySnapshot",
-           "ReplaySnapshot", "check_snapshot_fidelity", "FidelityReport", "SnapshotFidelityError"]
+__all__ = ["make_env", "env_class", "turn_limit", "dataset_kwargs", "ENV_REGISTRY", "HELD_OUT_SPLITS", "TextEnv",
+           "DeepCopySnapshot", "ReplaySnapshot", "check_snapshot_fidelity", "FidelityReport", "SnapshotFidelityError"]

@@ -62,7 +62,8 @@ def test_impossible_tree_shapes_are_refused():
     """More leaves, branch points or forks than any trajectory can hold: refused, not quietly made fewer."""
     with pytest.raises(SystemExit, match="--first-step-divergence 4"):
         validate("treepo", ["--env", "math", "--first-step-divergence", "4", "--num-generations", "2"])
-    with pytest.raises(SystemExit, match="--num-branch-points 20: an episode of webshop takes at most 15 actions, which leaves at most 14"):
+    with pytest.raises(SystemExit, match="--num-branch-points 20: an episode of webshop takes at most 15 actions, "
+                                         "which leaves at most 14"):
         validate("bpo", ["--env", "webshop", "--num-branch-points", "20", "--branch-factor", "2"])
     with pytest.raises(SystemExit, match="--num-branch-points 9: --max-new-tokens 64 leaves at most 8"):
         validate("bpo", ["--env", "math", "--num-branch-points", "9", "--max-new-tokens", "64"])
