@@ -99,20 +99,21 @@ def main() -> None:
              "| script | env | sampler | exit codes | s/step (1, 2) | valid replies | invalid actions | decisions | "
              "cell s | command / notes |", "|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
-    kept = {}  # rows of --out whose command is the one this matrix would run: kept, not run again
+    kept, after = {}, []  # rows of --out whose command this matrix would run (not run again); the text after them
     if os.path.exists(cli.out):
         with open(cli.out) as f:
-            for row in f:
-                if row.startswith("| ") and "`python " in row:
-                    kept[row.split("`")[1].split(" --runs-dir ")[0]] = row.rstrip("\n")
+            text = f.read().rstrip("\n").split("\n")
+        table = [i for i, row in enumerate(text) if row.startswith("| ")]
+        kept = {row.split("`")[1]: row for row in text if row.startswith("| ") and "`python " in row}
+        after = text[table[-1] + 1:] if table else []
     with tempfile.TemporaryDirectory() as runs_root:
         for env in ENVS:  # the cells asked for run; the others keep their rows
             for script in ALGORITHM:
                 for backend in ("hf", "vllm"):
                     runs_dir = os.path.join(runs_root, f"{script}-{env}-{backend}")
-                    flags = cell_flags(script, env, backend, cli.teacher_sft_steps)
-                    if f"python {script} {' '.join(flags)}" in kept:
-                        lines.append(kept[f"python {script} {' '.join(flags)}"])
+                    command = f"python {script} {' '.join(cell_flags(script, env, backend, cli.teacher_sft_steps))}"
+                    if command in kept:
+                        lines.append(kept[command])
                         print(lines[-1], flush=True)
                         continue
                     if env not in cli.envs or script not in cli.scripts or backend not in cli.backends:
@@ -127,7 +128,7 @@ def main() -> None:
                     lines.append(line)
                     print(line, flush=True)
                     with open(cli.out, "w") as f:  # rewritten after every cell: an interrupted matrix keeps its rows
-                        f.write("\n".join(lines) + "\n")
+                        f.write("\n".join(lines + after) + "\n")
 
 
 if __name__ == "__main__":
