@@ -4,6 +4,7 @@ with the checks made on the host. Each test carries a positive control made in t
 succeeds where the defence is taken away (a host-side open(), the old whole-host view, the old grading)."""
 
 import ast
+import functools
 import json
 import os
 import shutil
@@ -17,7 +18,7 @@ from envs import make_env
 from envs.swe import env as env_module
 from envs.swe import sandbox as sandbox_module
 from envs.swe.tasks import load_tasks, package_files, read_junit
-from tests.test_swe_env import BACKENDS, HAVE_LOCAL, backend_param, env  # noqa: F401 (env: the fixture)
+from tests.test_swe_env import BACKENDS, HAVE_LOCAL, backend_param, env, play  # noqa: F401 (env: the fixture)
 
 pytestmark = pytest.mark.usefixtures("reap_swe_sandboxes")  # conftest.py: containers and images reaped
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -180,7 +181,7 @@ def test_an_exit_handler_that_rewrites_the_report_does_not_pay(env, monkeypatch)
     files = env_module.grading_files(task, env.state.files)
     assert set(ids) <= old_grade(env, files, ids)  # positive control: graded the old way, the forged report pays
     assert not set(task["fail_to_pass"]) & old_grade(env, package_files(task), ids)  # and the bug is not fixed
-    monkeypatch.setattr(env_module, "tampering", lambda given, submitted: None)  # without the guard:
+    monkeypatch.setattr(env_module, "tampering", lambda task, submitted: None)  # without the guard:
     reward, info = submit_with(env, REWRITE_REPORT)
     assert reward == 0.0 and not info["tampered"]  # the fresh grader ended the process before the handler ran
 
@@ -208,7 +209,7 @@ def test_a_printed_result_without_the_nonce_does_not_pay(env, monkeypatch):
     code = (f"import os, stat; [os.write(fd, b'\\n{env_module.GRADE_MARKER} {NONCE_GUESS} {forged}\\n') "
             f"for fd in range(1, 64) if os.path.exists('/proc/self/fd/%d' % fd) "
             f"and stat.S_ISFIFO(os.fstat(fd).st_mode)]; os._exit(0)")
-    monkeypatch.setattr(env_module, "tampering", lambda given, submitted: None)  # the grader alone
+    monkeypatch.setattr(env_module, "tampering", lambda task, submitted: None)  # the grader alone
     assert submit_with(env, code)[0] == 0.0
     monkeypatch.setattr(env_module.secrets, "token_hex", lambda size: NONCE_GUESS)  # positive control: a nonce
     assert submit_with(env, code)[0] == 1.0  # the code knew would have paid
@@ -220,7 +221,7 @@ def test_patching_pytest_in_process_is_stopped_by_the_guard_only(env, monkeypatc
     code = "import _pytest.reports as r; r.BaseReport.passed = property(lambda report: True)"
     reward, info = submit_with(env, code)
     assert reward == 0.0 and info["tampered"]
-    monkeypatch.setattr(env_module, "tampering", lambda given, submitted: None)  # positive control: unguarded,
+    monkeypatch.setattr(env_module, "tampering", lambda task, submitted: None)  # positive control: unguarded,
     reward, info = submit_with(env, code)
     assert reward == 1.0 and not info["tampered"]  # it pays
 
@@ -233,16 +234,154 @@ HOSTILE = ["import atexit", "os._exit(0)", "sys.exit(0)", "raise SystemExit", "i
            "import posix"]
 
 
+# ---------------------------------------------------------------------------------------------------
+# 4. The grade cannot be bought from inside the graded process
+# ---------------------------------------------------------------------------------------------------
+# the issue's first attack: pytest's reports patched at import so that failures read as passes, pytest reached through
+# an attribute chain (`linecache.sys.modules`) under a name pieced from strings; the old name list saw none of it
+PATCH_PYTEST_BY_PIECES = ("import linecache; linecache.sys.modules['_py' + 'test.reports'].BaseReport.passed = "
+                          "property(lambda report: True)")
+
+
+def forge_from_the_graders_frame(ids: list[str]) -> str:
+    """The issue's second attack: the nonce read from the grader's own frame (a walk up the stack, its locals), a
+    result line with it written to every pipe the process holds (the grader's saved stdout among them), then the
+    process ended before the grader's own line. Marker, /proc and the exit are pieced or reached by attribute."""
+    line = "'\\ntree-rl-gr' + 'ade ' + nonce + ' " + " ".join(ids) + "\\n'"
+    return ("import linecache, stat, traceback; nonce = [frame.locals['nonce'][1:-1] for frame in traceback."
+            "StackSummary.extract(traceback.walk_stack(None), capture_locals=True) if 'nonce' in (frame.locals or {})]"
+            "[0]; fds = linecache.os.listdir('/pr' + 'oc/self/fd'); [linecache.os.write(int(fd), (" + line + ")."
+            "encode()) for fd in fds if int(fd) > 0 and linecache.os.path.exists('/pr' + 'oc/self/fd/' + fd) and "
+            "stat.S_ISFIFO(linecache.os.fstat(int(fd)).st_mode)]; linecache.os._exit(0)")
+
+
+# lines that reach the interpreter with no name or attribute the old list had, or through a string
+HOSTILE_WITHOUT_NAMES = ["x = '{0.__globals__}'.format(len)", "x = str.format_map('{a}', {})", "x = f'{len.__self__}'",
+                         "x = [1].count.__self__", "x = (lambda: 0).__code__", "y = sorted.__module__",
+                         "x = [t for t in range(3)]; y = t.f_back", "x = {}.mro", "global total",
+                         "def __eq__(self, other): return True", "x = Account.__init__.__globals__"]
+
+
+def attack(env, name: str) -> str:
+    task = env.state.task
+    if name == "frame":
+        return forge_from_the_graders_frame(task["fail_to_pass"] + task["pass_to_pass"])
+    return ("pass\r" if name == "pytest after a carriage return" else "") + PATCH_PYTEST_BY_PIECES
+
+
+@pytest.mark.parametrize("name", ["pytest", "frame", "pytest after a carriage return"])
+def test_buying_the_grade_from_inside_the_process_is_flagged(env, monkeypatch, name):
+    """Each attack of the issue, one edited line of the package's module, graded through `submit`: reward 0 and
+    `tampered`. Positive controls: with the guard off the same line pays 1.0 with the bug still there (the attack
+    works on the grader), a correct fix pays 1.0, a plain tamper is flagged."""
+    env.reset(options={"task_id": 0})  # the task the attack names the tests of; `submit_with` resets to it
+    reward, info = submit_with(env, attack(env, name))
+    assert reward == 0.0 and info["tampered"]
+    with monkeypatch.context() as unguarded:
+        unguarded.setattr(env_module, "tampering", lambda task, submitted: None)
+        reward, info = submit_with(env, attack(env, name))
+        assert reward == 1.0 and not info["tampered"]  # bought: the bug is unfixed
+        assert env.state.files[env.state.task["file"]] != package_files(env.state.task, buggy=False)[
+            env.state.task["file"]]
+    reward, info = play(env, 0, lambda e: e.expert_action())
+    assert reward == 1.0 and not info["tampered"]
+    reward, info = submit_with(env, "import os; os._exit(0)")
+    assert reward == 0.0 and info["tampered"]
+
+
 def test_the_tamper_guard_passes_every_fix_and_flags_hostile_lines():
     tasks = load_tasks()
-    for task in tasks:  # the expert's fix of every task (a line of each package's own source) is not flagged
-        given, fixed = package_files(task), package_files(task, buggy=False)
-        assert env_module.tampering(given, env_module.grading_files(task, {task["file"]: fixed[task["file"]]})) \
-            is None, task["id"]
+    flagged = {task["id"]: problem for task in tasks  # the reference fix of every task (its package's own line)
+               if (problem := env_module.tampering(task, env_module.grading_files(
+                   task, {task["file"]: package_files(task, buggy=False)[task["file"]]})))}
+    assert flagged == {} and len(tasks) == 450
     task = tasks[0]
     given = package_files(task)
     lines = given[task["file"]].split("\n")
     line = module_level_blank_line(given[task["file"]])
-    for hostile in HOSTILE:  # positive control: each hostile line is flagged
-        edited = "\n".join(lines[:line - 1] + [hostile] + lines[line:])
-        assert env_module.tampering(given, env_module.grading_files(task, {task["file"]: edited})), hostile
+    ids = task["fail_to_pass"] + task["pass_to_pass"]
+    for hostile in HOSTILE + [PATCH_PYTEST_BY_PIECES, forge_from_the_graders_frame(ids)] + HOSTILE_WITHOUT_NAMES:
+        edited = "\n".join(lines[:line - 1] + [hostile] + lines[line:])  # positive control: each one is flagged
+        assert env_module.tampering(task, env_module.grading_files(task, {task["file"]: edited})), hostile
+    for change in ({1: "\ufeff" + lines[0], line: "import os"},  # a byte-order mark: the text no longer parsed
+                   {1: "# coding: latin-1", 2: '"""'},  # Python would read other text (utf-7: `+ADs-` is `;`)
+                   {line: "x = 1\rimport os"}):  # a carriage return ends a line for Python, not for difflib
+        edited = [change.get(number, text) for number, text in enumerate(lines, 1)]
+        assert env_module.tampering(task, env_module.grading_files(task, {task["file"]: "\n".join(edited)})), change
+    for harmless in ("total = sum(sorted([3, 1], key=lambda v: -v))", "words = ' '.join(w.upper() for w in 'ab')"):
+        edited = "\n".join(lines[:line - 1] + [harmless] + lines[line:])  # names and methods it allows
+        assert env_module.tampering(task, env_module.grading_files(task, {task["file"]: edited})) is None, harmless
+
+
+# ---------------------------------------------------------------------------------------------------
+# 5. A sandbox command sees nothing of the host's process: no variable, no standard input
+# ---------------------------------------------------------------------------------------------------
+SHOW_ENVIRONMENT = "python3 -c 'import json, os; print(json.dumps(dict(os.environ)))'"
+READ_STDIN = "python3 -c 'import sys; print(repr(sys.stdin.read()))'"
+
+
+def test_a_sandbox_command_sees_none_of_the_hosts_variables(env, monkeypatch):
+    monkeypatch.setenv("TREE_RL_HOST_MARKER", "the host's marker")
+    env.reset(options={"task_id": 0})
+    seen = json.loads(env.sandbox.run(SHOW_ENVIRONMENT, timeout=10)[1])
+    seen.pop("PWD")  # the sandbox's shell sets it (/work)
+    assert seen == sandbox_module.ENVIRONMENT  # before: all the host's (local), HOSTNAME too (Docker)
+    # positive control: a child of the host inherits the marker, and so does the local command without --clearenv
+    host = subprocess.run(["sh", "-c", SHOW_ENVIRONMENT], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert json.loads(host.stdout)["TREE_RL_HOST_MARKER"] == "the host's marker"
+    if env.backend == "local":
+        command = sandbox_module._local_command(env.sandbox.dir, SHOW_ENVIRONMENT)
+        old = subprocess.run([arg for arg in command if arg != "--clearenv"], capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=30)
+        assert json.loads(old.stdout)["TREE_RL_HOST_MARKER"] == "the host's marker"
+
+
+def test_a_sandbox_command_reads_no_standard_input(env):
+    """The host's standard input is a pipe holding a line and still open for more: a command that reads its own gets
+    EOF at once, neither the line nor a wait."""
+    env.reset(options={"task_id": 0})
+    read, write = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read, 0)
+    try:
+        if env.backend == "local":  # positive control: the local command run as before (stdin inherited) reads it
+            os.write(write, b"the host's input\n")
+            old = subprocess.run(sandbox_module._local_command(env.sandbox.dir, "head -n 1"), capture_output=True,
+                                 text=True, timeout=30)
+            assert old.stdout == "the host's input\n"
+        os.write(write, b"the host's input\n")
+        code, out = env.sandbox.run(READ_STDIN, timeout=10)
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read, write):
+            os.close(fd)
+    assert (code, out) == (0, "''\n")
+    assert env.sandbox.run(f"echo given | {READ_STDIN}", timeout=10)[1] == "'given\\n'\n"  # the probe reads stdin
+
+
+# ---------------------------------------------------------------------------------------------------
+# 6. A grader that cannot start is an error, never a grade of 0
+# ---------------------------------------------------------------------------------------------------
+def test_a_grader_that_cannot_start_raises_instead_of_grading_0(env, monkeypatch):
+    """A correct fix graded while the grading sandbox has no process to spare, as when a fork bomb in a concurrent
+    episode held every process of the local sandboxes' one user: scaled down to a process limit the grader's own
+    command exceeds (locally bubblewrap cannot fork; in Docker the container's shell cannot). The old `_grade` found
+    no result line and paid 0; now it tries GRADE_TRIES times and raises. Positive control: the same submission
+    graded with the limits back pays 1.0."""
+    env.reset(options={"task_id": 0})
+    while (action := env.expert_action()) != "submit":
+        env.step(action)
+    monkeypatch.setattr(env_module, "GRADE_RETRY_PAUSE", 0.1)
+    with monkeypatch.context() as starved:
+        if env.backend == "local":
+            starved.setitem(sandbox_module.LOCAL_LIMITS, "nproc", 1)
+        else:
+            starved.setattr(env_module, "DockerSandbox", functools.partial(sandbox_module.DockerSandbox, limits=dict(
+                mem_limit="512m", memswap_limit="512m", pids_limit=2, nano_cpus=1_000_000_000)))
+        with pytest.raises(sandbox_module.SandboxError, match="could not start in 3 tries") as raised:
+            env.step("submit")
+    message = str(raised.value)
+    assert ("Creating new namespace failed" if env.backend == "local" else "Cannot fork") in message, message
+    assert "exit code" in message and env.state.reward == 0.0 and not env.state.done
+    obs, reward, terminated, _, info = env.step("submit")
+    assert terminated and reward == 1.0 and not info["tampered"], obs

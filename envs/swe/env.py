@@ -18,8 +18,9 @@ reward), else 0. Grading runs in a fresh sandbox (a new container or directory):
 only the agent's versions of its existing source files, the hidden tests, and a trusted pytest plugin that
 records the results and ends the process before any exit handler of the tested code can run; what the code
 did in the agent's sandbox (edited tests, planted files, handlers) is not there. A submission whose changed
-lines reach for the test machinery or the process (`TAMPERING`) gets reward 0 and `info["tampered"]`. A
-sandbox that dies (a killed container) ends the episode with reward 0 and says so.
+statements use anything outside an allow-list (names and attributes the package already uses, a few safe builtins;
+no import, no dunder: `tampering`) gets reward 0 and `info["tampered"]`. A sandbox that dies (a killed container)
+ends the episode with reward 0 and says so; a grader that cannot start raises `GradingError` out of `step`.
 
 Backends (`backend=`): `docker` (a container per running episode, snapshot = `container.commit()`), `local` (a
 directory copy per snapshot, commands under bubblewrap as an unprivileged user with limits), `auto`
@@ -28,11 +29,15 @@ directory copy per snapshot, commands under bubblewrap as an unprivileged user w
 
 from __future__ import annotations
 
+import ast
 import copy
 import difflib
+import io
 import re
 import secrets
 import shlex
+import time
+import tokenize
 from dataclasses import dataclass, field
 
 from envs.base import TextEnv
@@ -46,9 +51,13 @@ PYTEST = "python3 -m pytest -q --tb=short -p no:cacheprovider"  # plugin autoloa
 # passed and none of its phases failed; at the session's end the plugin writes the passing ids after a marker and a
 # nonce (read from a file it deletes first, kept in a closure) and ends the process at once: no exit handler of the
 # tested code runs, a line the tested code prints lacks the nonce, and the functions it writes and exits with were
-# taken before the tested code could patch their modules.
+# taken before the tested code could patch their modules. Its first line says it started: without it and without a
+# timeout, the grading sandbox failed (`_grade`).
 GRADE_NONCE = ".grade_nonce"
 GRADE_MARKER = "tree-rl-grade"
+GRADE_STARTED = "tree-rl-grade-started"  # the grader's first line, before any tested code is imported
+GRADE_TRIES, GRADE_RETRY_PAUSE = 3, 1.0  # a grader that did not start is run again, then an error (never a 0)
+TIMED_OUT = (124, 137)  # `timeout` ended the command (137: killed after its grace second)
 GRADER = f"""import sys
 from os import _exit, remove, write
 
@@ -72,22 +81,13 @@ def grade():
             write(1, ("\\n{GRADE_MARKER} " + nonce + " " + " ".join(sorted(passed - failed)) + "\\n").encode())
             _exit(0)
 
+    write(1, b"\\n{GRADE_STARTED}\\n")
     pytest.main(["-q", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[Recorder()])
     _exit(1)
 
 
 grade()
 """
-# Changed lines that reach for the test machinery, the interpreter or the process: a fix of these packages never
-# needs them. In-process code can still patch the interpreter it runs in without these names (docs/envs.md).
-TAMPERING = re.compile(
-    r"(?<![\w.])(?<!def )(atexit|exit|quit|_exit|SystemExit|pytest|_pytest|builtins|gc|sys|os|signal|threading|"
-    r"_thread|multiprocessing|subprocess|importlib|exec|eval|compile|globals|locals|vars|setattr|delattr|getattr|open|"
-    r"inspect|ctypes|io|mmap|pathlib|shutil|socket|resource|faulthandler|breakpoint|posix|_posixsubprocess|_io|"
-    r"_signal|fcntl|pty)\b"
-    r"|__(import|builtins|subclasses|globals|code|class|base|bases|mro|dict|loader|spec|getattribute|reduce|"
-    r"reduce_ex|closure|func|self|module|file|traceback|main)__"
-    r"|\b(tb_frame|f_back|f_globals|f_locals|f_builtins|f_code|gi_frame|cr_frame)\b|/proc|grade|junit")
 _TIMING = re.compile(r" in \d+\.\d+s")
 _ADDRESS = re.compile(r"\b0x[0-9a-f]{6,}\b")
 COMMANDS = ("ls", "cat", "grep", "edit", "replace", "run_tests", "submit")
@@ -113,6 +113,20 @@ EXCEPTIONS = ("Exception ArithmeticError AssertionError AttributeError IndexErro
               "NotImplementedError OverflowError RecursionError RuntimeError StopIteration TypeError "
               "UnboundLocalError ValueError ZeroDivisionError")  # a fixed list: `dir(builtins)` varies by version
 
+# The tamper guard: an allow-list on the syntax of the statements a submission changed in the package's source
+# files (`tampering`). A fix of these packages rewrites an expression with what the package already uses; code that
+# reaches the grader (pytest, frames, the process) needs a name or an attribute the package never uses.
+SAFE_BUILTINS = frozenset(("len range min max abs sum sorted reversed enumerate zip int float str bool list dict set "
+                           "tuple isinstance round divmod any all map filter True False None").split()
+                          + EXCEPTIONS.split())
+STRING_LOOKUPS = frozenset(("format", "format_map"))  # "{0.attr}".format(x) turns a string into attribute lookups
+BUILTIN_METHODS = frozenset(name for kind in (str, list, dict, set, tuple, int, float, bytes) for name in dir(kind)
+                            if not name.startswith("_")) - STRING_LOOKUPS
+GRADER_TEXT = re.compile(r"grade|/proc")  # a string that names the grader's files or the process's memory
+DUNDER = re.compile(r"__\w+__")
+LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line ends Python counts (`edit` refuses only \n)
+BODIES = ("body", "orelse", "finalbody", "handlers", "cases")  # the statement lists of a compound statement
+
 
 def truncate(text: str) -> str:
     lines = text.rstrip("\n").split("\n")
@@ -128,6 +142,10 @@ def normalize(output: str) -> str:
     return _ADDRESS.sub("0x...", _TIMING.sub("", output))
 
 
+class GradingError(SandboxError):
+    """The grader itself could not start (`GRADE_TRIES` times): raised out of `step`, never graded 0."""
+
+
 @dataclass
 class SWEState:
     task: dict
@@ -138,7 +156,7 @@ class SWEState:
     steps: int = 0
     done: bool = False
     reward: float = 0.0
-    tampered: bool = False  # the submission reached for the grader (`TAMPERING`): reward 0
+    tampered: bool = False  # the submission used what the tamper guard does not allow (`tampering`): reward 0
     error: str = ""
 
 
@@ -198,6 +216,8 @@ class SWEEnv(TextEnv):
         s.steps += 1
         try:
             obs, invalid = self._command(action.strip())
+        except GradingError:  # the grader could not run: an error of this host, never a reward of 0
+            raise
         except SandboxError as error:  # a crashed or killed sandbox ends the episode, reward 0
             s.done, s.error = True, str(error)
             self.close()
@@ -299,19 +319,31 @@ class SWEEnv(TextEnv):
         that reaches for the grader (`tampered`)."""
         s, task = self.state, self.state.task
         files = grading_files(task, s.files)
-        if tampering(package_files(task), files):
+        if tampering(task, files):
             s.tampered = True
             return 0.0
-        nonce = secrets.token_hex(16)
-        sandbox = self._new_sandbox({**files, GRADE_NONCE: nonce})
-        try:
-            ids = task["fail_to_pass"] + task["pass_to_pass"]
-            _, out = sandbox.run(f"python3 -c {shlex.quote(GRADER)} {' '.join(map(shlex.quote, ids))}",
-                                 timeout=TEST_TIMEOUT)
-        finally:
-            sandbox.close()
-        passed = graded_passed(out, nonce)
-        return float(all(t in passed for t in ids))
+        ids = task["fail_to_pass"] + task["pass_to_pass"]
+        for attempt in range(GRADE_TRIES):
+            nonce = secrets.token_hex(16)
+            try:
+                sandbox = self._new_sandbox({**files, GRADE_NONCE: nonce})
+                try:
+                    code, out = sandbox.run(f"python3 -c {shlex.quote(GRADER)} {' '.join(map(shlex.quote, ids))}",
+                                            timeout=TEST_TIMEOUT)
+                finally:
+                    sandbox.close()
+            except SandboxError as error:  # the grading sandbox died or could not be made
+                code, out = None, str(error)
+            passed = graded_passed(out, nonce)
+            # no result line: a timeout or tested code that ended the process is a 0; a grader that never started
+            # (bubblewrap out of processes, an engine that failed) is this host's fault, not the submission's
+            if passed is not None or code in TIMED_OUT or GRADE_STARTED in out.split("\n"):
+                return float(passed is not None and all(t in passed for t in ids))
+            if attempt + 1 < GRADE_TRIES:
+                time.sleep(GRADE_RETRY_PAUSE)
+        raise GradingError(f"grading {task['id']}: the grader could not start in {GRADE_TRIES} tries (last exit code "
+                           f"{code}); a fault of the sandbox host, not a grade of the submission. Its output ends: "
+                           f"{out[-500:].strip()!r}")
 
     # ---------------------------------------------------------------------------------------------------
     # Expert and demonstrator
@@ -461,20 +493,143 @@ def grading_files(task: dict, edited: dict[str, str]) -> dict[str, str]:
     return files
 
 
-def tampering(given: dict[str, str], submitted: dict[str, str]) -> str | None:
-    """The first `TAMPERING` text on a line the submission changed in the package's source files, or None."""
+def tampering(task: dict, submitted: dict[str, str]) -> str | None:
+    """What the submission's changed statements in the package's source files use outside the allow-list (a message
+    naming it), or None. The changed lines are difflib's, against the package as given (`package_files(task)`); a
+    statement that spans one is checked whole (of a compound statement its header: decorators, signature,
+    condition, ...). Allowed: the names the pristine package's source files use (its tests are left out: they name
+    pytest), names bound in the changed statements, `SAFE_BUILTINS`; attributes the package uses or defines, and the
+    public methods of the built-in types (`BUILTIN_METHODS`). Never: import, global, nonlocal, a dunder (except one
+    the package binds itself, bound again: `def __init__`), `STRING_LOOKUPS`, a string that names the grader
+    (`GRADER_TEXT`), a coding declaration other than UTF-8. A file that does not parse is not tampering: it cannot
+    be imported, so its tests fail."""
+    given = package_files(task)
+    names, attributes = package_identifiers(package_files(task, buggy=False))  # the bug may delete the only use
     for path in source_paths(given):
-        before, after = given[path].split("\n"), submitted[path].split("\n")
-        for tag, _, _, first, last in difflib.SequenceMatcher(None, before, after).get_opcodes():
-            for line in after[first:last] if tag != "equal" else ():
-                match = TAMPERING.search(line)
-                if match:
-                    return match[0]
+        source = submitted[path].encode()  # parsed as bytes, as an import reads it: a byte-order mark, a coding line
+        try:
+            encoding = tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        if encoding not in ("utf-8", "utf-8-sig"):  # Python would read other text than the one checked here
+            return f"{path}: source encoding {encoding}"
+        parts = changed_parts(tree.body, changed_lines(given[path], submitted[path], tree))
+        problem = outside_allow_list(parts, names, attributes)
+        if problem:
+            return f"{path}: {problem}"
     return None
 
 
-def graded_passed(output: str, nonce: str) -> set[str]:
-    """The passing test ids `GRADER` wrote after its marker and this grading's nonce (none without them)."""
+def package_identifiers(files: dict[str, str]) -> tuple[set[str], set[str]]:
+    """(names, attributes) of the package's source files: every name, definition, argument, import and exception
+    variable; every attribute, and the functions and classes it defines (a method is an attribute)."""
+    names, attributes = set(), set()
+    for path in source_paths(files):
+        for node in ast.walk(ast.parse(files[path])):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                attributes.add(node.attr)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+                attributes.add(node.name)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                names.add(node.name)
+    return names, attributes
+
+
+def changed_lines(before: str, after: str, tree: ast.Module) -> set[int]:
+    """The line numbers of `after` (the parsed `tree`) that difflib finds changed, and the unchanged lines that
+    moved into or out of a multi-line string (a closed docstring turns its text into code)."""
+    old, new = LINE_BREAK.split(before), LINE_BREAK.split(after)
+    in_string = [string_lines(ast.parse(before)), string_lines(tree)]
+    lines = set()
+    for tag, first_old, _, first_new, last_new in difflib.SequenceMatcher(None, old, new).get_opcodes():
+        for offset, line in enumerate(range(first_new + 1, last_new + 1)):
+            if tag != "equal" or (first_old + offset + 1 in in_string[0]) != (line in in_string[1]):
+                lines.add(line)
+    return lines
+
+
+def string_lines(tree: ast.Module) -> set[int]:
+    """The lines inside a multi-line string, after its first."""
+    return {line for node in ast.walk(tree) if isinstance(node, (ast.Constant, ast.JoinedStr))
+            for line in range(node.lineno + 1, node.end_lineno + 1)}
+
+
+def lines_of(nodes: list) -> set[int]:
+    """The lines the nodes (and what they hold) are written on."""
+    positioned = [child for node in nodes for child in ast.walk(node) if hasattr(child, "lineno")]
+    return {line for child in positioned for line in range(child.lineno, child.end_lineno + 1)}
+
+
+def changed_parts(statements: list, lines: set[int]) -> list[ast.AST]:
+    """The parts of `statements` a line of `lines` touches: a simple statement whole; of a compound statement its
+    header (with a defined name or exception variable as a bound Name) when the line is in it, and the same down
+    its bodies."""
+    parts = []
+    for statement in statements:
+        if not lines_of([statement]) & lines:
+            continue
+        bodies = [getattr(statement, field) for field in BODIES if hasattr(statement, field)]
+        if not bodies:
+            parts.append(statement)
+            continue
+        header = [value for field, value in ast.iter_fields(statement) if field not in BODIES]
+        header = [node for value in header for node in (value if isinstance(value, list) else [value])]
+        defined = [ast.Name(id=node, ctx=ast.Store()) for node in header if isinstance(node, str)]  # def name, `as e`
+        header = [node for node in header if isinstance(node, ast.AST)]
+        own_line = {statement.lineno} if hasattr(statement, "lineno") else set()
+        if (lines_of(header) | own_line) & lines:
+            parts += header + defined
+        for body in bodies:
+            parts += changed_parts(body, lines)
+    return parts
+
+
+def outside_allow_list(parts: list[ast.AST], names: set[str], attributes: set[str]) -> str | None:
+    nodes = [node for part in parts for node in ast.walk(part)]
+    bound = {word for node in nodes for word in bound_names(node)}
+    for node in nodes:
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
+            return type(node).__name__.lower()
+        looked_up = [node.attr] if isinstance(node, ast.Attribute) else getattr(node, "kwd_attrs", [])  # MatchClass
+        rebinds_own = isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and node.id in names
+        for word in [getattr(node, "id", None), getattr(node, "arg", None), *bound_names(node), *looked_up]:
+            if word and DUNDER.fullmatch(word) and not rebinds_own:
+                return f"dunder {word}"
+        if isinstance(node, ast.Name) and node.id not in names | bound | SAFE_BUILTINS:
+            return f"name {node.id} (not in the package)"
+        for attr in looked_up:
+            if attr in STRING_LOOKUPS or attr not in attributes | BUILTIN_METHODS:
+                return f"attribute .{attr} (not in the package)"
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and \
+                GRADER_TEXT.search(str(node.value)):
+            return f"string {node.value!r}"
+    return None
+
+
+def bound_names(node: ast.AST) -> list[str]:
+    """The names `node` binds: an assignment, loop, comprehension, walrus or `del` target, a parameter or lambda
+    argument, a pattern's capture."""
+    if isinstance(node, ast.Name):
+        return [] if isinstance(node.ctx, ast.Load) else [node.id]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)):
+        return [node.name] if node.name else []
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    return []
+
+
+def graded_passed(output: str, nonce: str) -> set[str] | None:
+    """The passing test ids `GRADER` wrote after its marker and this grading's nonce; None without such a line."""
     prefix = f"{GRADE_MARKER} {nonce} "
     lines = [line for line in output.split("\n") if line.startswith(prefix)]
-    return set(lines[-1][len(prefix):].split()) if lines else set()
+    return set(lines[-1][len(prefix):].split()) if lines else None

@@ -8,7 +8,8 @@ directory copy). Both give the same `Sandbox` interface:
     box.close()
 
 Commands see only the work dir's files and a system to run them (the image's; locally the host's /usr
-read-only, nothing else of the host), no network but a loopback interface, a time limit inside the sandbox
+read-only, nothing else of the host), the variables of ENVIRONMENT and no others, no standard input (EOF at
+once), no network but a loopback interface, a time limit inside the sandbox
 (`timeout -k`) and on the host; the host keeps at most MAX_OUTPUT_BYTES of a command's output and reads no
 larger file. The host reads and writes a local sandbox's files without following links: a link the code under
 test planted is refused, never followed. A sandbox that died (killed container, crashed engine) raises
@@ -32,6 +33,7 @@ import uuid
 
 LABEL = "tree-rl.swe"  # every container and image this module makes carries it (reaped by label)
 WORKDIR = "/work"
+# the only variables a sandbox command sees (none of the host's)
 ENVIRONMENT = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": WORKDIR, "HOME": "/tmp",
                "PATH": "/usr/local/bin:/usr/bin:/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "LC_ALL": "C.UTF-8"}
 MAX_LAYER_DEPTH = 100  # the engine refuses images deeper than ~125 layers: flatten before that
@@ -53,6 +55,12 @@ def safe_path(path: str) -> str:
 # ---------------------------------------------------------------------------------------------------
 # Docker
 # ---------------------------------------------------------------------------------------------------
+def clean_environment() -> list[str]:
+    """`env -i` with ENVIRONMENT: a container command sees those variables only (the engine adds HOSTNAME and
+    the image's own to an exec's environment)."""
+    return ["env", "-i", *[f"{key}={value}" for key, value in ENVIRONMENT.items()]]
+
+
 class DockerSandbox:
     """One container per live sandbox, from a locally built image (never pulled): no network, memory, pids
     and CPU limits; the work dir lives in the container's own layer, so `commit()` captures it."""
@@ -91,15 +99,15 @@ class DockerSandbox:
         whatever it left running is killed after it (an init process reaps them)."""
         sweep = (f'for p in /proc/[0-9]*; do q=${{p#/proc/}}; case " {self.keep} $$ " in *" $q "*) ;; '
                  f'*) kill -9 "$q";; esac; done')
-        wrapped = ["sh", "-c", f'timeout -k 1 {timeout} sh -c "$0"; status=$?; {sweep} 2>/dev/null; exit $status',
-                   command]
+        wrapped = [*clean_environment(), "sh", "-c",
+                   f'timeout -k 1 {timeout} sh -c "$0"; status=$?; {sweep} 2>/dev/null; exit $status', command]
         result: dict = {}
         output = CappedOutput()
 
         def target():
             try:  # container.exec_run, streamed: the host holds at most MAX_OUTPUT_BYTES of it
                 api = self.client.api
-                exec_id = api.exec_create(self.container.id, wrapped, workdir=WORKDIR, environment=ENVIRONMENT)["Id"]
+                exec_id = api.exec_create(self.container.id, wrapped, workdir=WORKDIR, stdin=False)["Id"]
                 for chunk in api.exec_start(exec_id, stream=True):
                     output.add(chunk)
                 result["exit_code"] = api.exec_inspect(exec_id)["ExitCode"]
@@ -117,7 +125,7 @@ class DockerSandbox:
         return result["exit_code"], output.text()
 
     def run_raw(self, command: str) -> tuple[int, str]:
-        exit_code, output = self._call(self.container.exec_run, ["sh", "-c", command])
+        exit_code, output = self._call(self.container.exec_run, [*clean_environment(), "sh", "-c", command])
         return exit_code, output.decode(errors="replace")
 
     def read(self, path: str) -> str:
@@ -308,11 +316,12 @@ def local_isolation_problem() -> str | None:
             return f"{tool} is not installed (Debian: apt-get install bubblewrap util-linux)"
     with tempfile.TemporaryDirectory(prefix="tree-rl-swe-probe-") as workdir:
         os.chmod(workdir, 0o755)
-        probe = subprocess.run(_local_command(workdir, "true"), capture_output=True, text=True, timeout=30)
+        probe = subprocess.run(_local_command(workdir, "true"), stdin=subprocess.DEVNULL, capture_output=True,
+                               text=True, timeout=30)
         if probe.returncode != 0:
             return f"bubblewrap cannot run as an unprivileged user here: {probe.stderr.strip()[:200]}"
-        probe = subprocess.run(_local_command(workdir, "python3 -c 'import pytest'"), capture_output=True, text=True,
-                               timeout=30)
+        probe = subprocess.run(_local_command(workdir, "python3 -c 'import pytest'"), stdin=subprocess.DEVNULL,
+                               capture_output=True, text=True, timeout=30)
         if probe.returncode != 0:
             return f"the sandbox's python3 cannot import pytest (Debian: apt-get install python3-pytest): " \
                    f"{probe.stdout.strip()[-200:]}{probe.stderr.strip()[-200:]}"
@@ -327,7 +336,7 @@ def _local_command(workdir: str, command: str, timeout: float = 20.0, network: b
             "bwrap", "--die-with-parent", "--unshare-all", *(["--share-net"] if network else []),
             *system_view(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
             "--bind", workdir, WORKDIR, "--chdir", WORKDIR,
-            *[arg for key, value in ENVIRONMENT.items() for arg in ("--setenv", key, value)],
+            "--clearenv", *[arg for key, value in ENVIRONMENT.items() for arg in ("--setenv", key, value)],
             "timeout", "-k", "1", str(timeout), "sh", "-c", command]
 
 
@@ -397,8 +406,8 @@ class LocalSandbox:
     def run(self, command: str, timeout: float = 20.0) -> tuple[int, str]:
         if not os.path.isdir(self.dir):
             raise SandboxError("sandbox is gone")
-        process = subprocess.Popen(_local_command(self.dir, command, timeout, self.network), stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE)
+        process = subprocess.Popen(_local_command(self.dir, command, timeout, self.network), stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         outputs = [CappedOutput(), CappedOutput()]  # stdout, then stderr, each held to MAX_OUTPUT_BYTES
         readers = [threading.Thread(target=_drain, args=(pipe, output), daemon=True)
                    for pipe, output in zip((process.stdout, process.stderr), outputs)]
