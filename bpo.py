@@ -65,7 +65,7 @@ from policy import (action_choices, allowed_next, build_prompt, check_resume, ch
                     tree_records)
 
 # ALGO LOGIC: what BPO imports beyond the skeleton: snapshots by replay, where a reply's action begins
-from envs import ReplaySnapshot, turn_limit
+from envs import ReplaySnapshot, SnapshotError, turn_limit
 from policy import reply_layout
 
 @dataclass
@@ -670,6 +670,17 @@ def rollout(starts: list[Start], sampler, tokenizer, args: Args, temperature: fl
 
 
 # ALGO LOGIC: Algorithm 1: backbones, TopM branch points by entropy, snapshot + K-1 siblings at each
+def branch_snapshot(env, replay: bool):
+    """The env's own snapshot (line 5), or a replay of its actions with --replay-snapshots or when the native one
+    failed on the host's side (a sandbox commit that timed out): the siblings start from the same state either way."""
+    if not replay:
+        try:
+            return env.snapshot()
+        except SnapshotError as error:
+            print(f"warning: {error}; this branch point replays the episode instead", file=sys.stderr)
+    return ReplaySnapshot(env)
+
+
 def select_branch_points(entropies: list[float], positions: list[int], num_points: int, delta_min: int,
                          schedule: str, rng: random.Random) -> list[int]:
     """Candidate indices to branch at (sorted): TopM of Algorithm 1 with spacing >= delta_min in tokens.
@@ -708,8 +719,8 @@ def grow_tree(envs, task_ids: list[int], model, sampler, tokenizer, args: Args, 
 
     def snapshot_state(episode: Episode, decision: Decision, state: Start) -> None:  # line 5: each candidate's state
         snapshot_start, env = time.time(), state.env
-        episode.states.append(BranchState(ReplaySnapshot(env) if args.replay_snapshots else env.snapshot(), state.obs,
-                                          state.info, state.history))
+        episode.states.append(BranchState(branch_snapshot(env, args.replay_snapshots), state.obs, state.info,
+                                          state.history))
         episode.snapshot_seconds += time.time() - snapshot_start
         # Eq. 4 compares returns from the branch point on: what the backbone earned strictly before this decision
         # (rollout has already charged this reply's format penalty, which belongs to the return from here on)

@@ -20,6 +20,12 @@ import sys
 from envs.base import DeepCopySnapshot, ReplaySnapshot, TextEnv
 from envs.fidelity import FidelityReport, SnapshotFidelityError, check_snapshot_fidelity
 
+
+class SnapshotError(RuntimeError):
+    """An env's native `snapshot()` failed on its host's side (a sandbox commit that timed out and never showed):
+    the env is intact and a `ReplaySnapshot` of it still works."""
+
+
 # name -> (module, class); modules are imported on first use so one env's dependencies never
 # break another env.
 ENV_REGISTRY = {
@@ -104,4 +110,5 @@ def make_env(name: str, **kwargs) -> TextEnv:
 
 
 __all__ = ["make_env", "env_class", "turn_limit", "dataset_kwargs", "ENV_REGISTRY", "HELD_OUT_SPLITS", "TextEnv",
-           "DeepCopySnapshot", "ReplaySnapshot", "check_snapshot_fidelity", "FidelityReport", "SnapshotFidelityError"]
+           "DeepCopySnapshot", "ReplaySnapshot", "check_snapshot_fidelity", "FidelityReport", "SnapshotFidelityError",
+           "SnapshotError"]

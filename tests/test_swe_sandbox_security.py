@@ -5,12 +5,17 @@ succeeds where the defence is taken away (a host-side open(), the old whole-host
 
 import ast
 import functools
+import gc
 import json
 import os
+import re
+import shlex
 import shutil
 import stat
 import subprocess
 import tempfile
+import threading
+import time
 
 import pytest
 
@@ -127,7 +132,7 @@ def test_the_local_sandbox_sees_its_work_dir_and_the_system_only(monkeypatch):
         # positive control: the same probe with the old view (the whole host read-only) reads every marker, this
         # checkout's answer key where the sandbox's user could read it (not in a 0700 home, not under the
         # sandbox's own /work or /tmp), and the host's interfaces
-        monkeypatch.setattr(sandbox_module, "system_view", lambda: ["--ro-bind", "/", "/"])
+        monkeypatch.setattr(sandbox_module, "system_view", lambda hidden=(): ["--ro-bind", "/", "/"])
         widened = seen()
         assert {path: widened[path] for path in markers} == markers
         if readable_by_nobody(answer_key) and not answer_key.startswith((sandbox_module.WORKDIR + "/", "/tmp/")):
@@ -364,10 +369,10 @@ def test_a_sandbox_command_reads_no_standard_input(env):
 # ---------------------------------------------------------------------------------------------------
 def test_a_grader_that_cannot_start_raises_instead_of_grading_0(env, monkeypatch):
     """A correct fix graded while the grading sandbox has no process to spare, as when a fork bomb in a concurrent
-    episode held every process of the local sandboxes' one user: scaled down to a process limit the grader's own
-    command exceeds (locally bubblewrap cannot fork; in Docker the container's shell cannot). The old `_grade` found
-    no result line and paid 0; now it tries GRADE_TRIES times and raises. Positive control: the same submission
-    graded with the limits back pays 1.0."""
+    episode held every process of the local sandboxes' one user (before per-sandbox cgroups): scaled down to a
+    process limit the grader's own command exceeds (locally bubblewrap cannot fork; in Docker the container's shell
+    cannot). The old `_grade` found no result line and paid 0; now it tries GRADE_TRIES times and raises. Positive
+    control: the same submission graded with the limits back pays 1.0."""
     env.reset(options={"task_id": 0})
     while (action := env.expert_action()) != "submit":
         env.step(action)
@@ -385,3 +390,245 @@ def test_a_grader_that_cannot_start_raises_instead_of_grading_0(env, monkeypatch
     assert "exit code" in message and env.state.reward == 0.0 and not env.state.done
     obs, reward, terminated, _, info = env.step("submit")
     assert terminated and reward == 1.0 and not info["tampered"], obs
+
+
+# ---------------------------------------------------------------------------------------------------
+# 7. The answer key stays hidden wherever the checkout lives (local backend)
+# ---------------------------------------------------------------------------------------------------
+CHECKOUT_PLACES = ("/usr/src", "/usr/lib", "/opt", "/srv", "/home", "/root")
+READABLE = "import json, os, sys; print(json.dumps([os.access(p, os.R_OK) for p in sys.argv[1:]]))"
+
+
+def task_dir_at(place: str) -> str:
+    """A task data dir (one training task and its package) in a new directory under `place`, readable by all."""
+    task = load_tasks(split="train")[0]
+    os.makedirs(place, exist_ok=True)
+    root = tempfile.mkdtemp(prefix="tree-rl-checkout-", dir=place)
+    shutil.copytree(task["package_dir"], os.path.join(root, "packages", task["package"]))
+    with open(os.path.join(root, "tasks.jsonl"), "w") as f:
+        f.write(json.dumps({key: value for key, value in task.items() if key != "package_dir"}) + "\n")
+    subprocess.run(["chmod", "-R", "a+rX", root], check=True)
+    return root
+
+
+@pytest.mark.skipif(not HAVE_LOCAL, reason="no local backend here")
+def test_the_answer_key_is_hidden_wherever_the_checkout_lives(monkeypatch):
+    """A task data dir (the pristine package: the answer key) under /usr/src, /usr/lib, /opt, /srv, /home and
+    /root: the env's sandbox cannot read it, nor a checkout that lives inside a dir the sandbox must show (/usr/lib).
+    Positive control: the old view (/usr whole; here the whole host) reads every one but /root's (0700)."""
+    roots = [task_dir_at(place) for place in CHECKOUT_PLACES]
+    try:
+        answer_keys = []
+        for root in roots:
+            env = make_env("swe", split="train", backend="local", data_dir=root)
+            env.reset(options={"task_id": 0})
+            task = env.state.task
+            answer_keys.append(os.path.join(task["package_dir"], task["file"]))
+            paths = [answer_keys[-1], os.path.join(root, "tasks.jsonl")]
+            code, out = env.sandbox.run(f"python3 -c {shlex.quote(READABLE)} {' '.join(paths)}")
+            assert (code, json.loads(out)) == (0, [False, False]), (root, out)
+            env.close()
+        usr_lib = roots[CHECKOUT_PLACES.index("/usr/lib")]
+        monkeypatch.setattr(sandbox_module, "CHECKOUT_DIR", usr_lib)  # this checkout itself under /usr/lib
+        box = sandbox_module.LocalSandbox()
+        assert json.loads(box.run(f"python3 -c {shlex.quote(READABLE)} {usr_lib}/tasks.jsonl /usr/bin/python3")[1]) \
+            == [False, True]  # the system stays readable
+        box.close()
+        monkeypatch.setattr(sandbox_module, "system_view", lambda hidden=(): ["--ro-bind", "/", "/"])
+        box = sandbox_module.LocalSandbox()
+        seen = json.loads(box.run(f"python3 -c {shlex.quote(READABLE)} {' '.join(answer_keys)}")[1])
+        box.close()
+        assert seen == [place != "/root" for place in CHECKOUT_PLACES]
+    finally:
+        for root in roots:
+            shutil.rmtree(root)
+
+
+# ---------------------------------------------------------------------------------------------------
+# 8. One episode's abuse leaves another's grade intact: per-sandbox processes, memory, /tmp, disk and files
+# ---------------------------------------------------------------------------------------------------
+BOMB = ("python3 -c 'import os, time\nwhile True:\n    try:\n        if os.fork() == 0:\n            time.sleep(30)\n"
+        "    except OSError:\n        time.sleep(0.05)'")
+
+
+def expert_until_submit(env, task_id: int = 0) -> None:
+    env.reset(options={"task_id": task_id})
+    while (action := env.expert_action()) != "submit":
+        env.step(action)
+
+
+def beside(abuse, grade):
+    """`abuse()` in a thread, given 2 s to take what it can, and `grade()` meanwhile; returns both results."""
+    results = {}
+    thread = threading.Thread(target=lambda: results.setdefault("abuse", abuse()), daemon=True)
+    thread.start()
+    time.sleep(2.0)
+    try:
+        results["grade"] = grade()
+    finally:
+        thread.join(60)
+    return results["abuse"], results["grade"]
+
+
+def test_a_fork_bomb_leaves_a_concurrent_grade_intact(env, monkeypatch):
+    """Another episode's code holds every process it may while this episode's correct fix is graded: the grade is
+    1.0. Positive control (local): with the old per-user process limit instead of a cgroup per sandbox, the grader
+    cannot start while the bomb runs, and grading raises."""
+    monkeypatch.setattr(env_module, "GRADE_RETRY_PAUSE", 0.1)
+
+    def graded_beside_a_bomb():
+        bomber = env._new_sandbox({})
+        expert_until_submit(env)
+        try:  # the shell counts the processes it sees with a builtin: it cannot fork once the bomb holds them all
+            return beside(lambda: bomber.run(f"{BOMB} & sleep 5; set -- /proc/[0-9]*; echo count $#", timeout=7),
+                          lambda: env.step("submit"))
+        finally:
+            bomber.close()
+
+    (_, held), (obs, reward, terminated, _, info) = graded_beside_a_bomb()
+    assert int(re.search(r"count (\d+)", held).group(1)) >= 50, held  # it held (nearly) all its sandbox's 64
+    assert terminated and reward == 1.0 and not info["tampered"], obs
+    if env.backend == "local":
+        monkeypatch.setattr(sandbox_module, "_CGROUP_PARENTS", [None])
+        with pytest.raises(sandbox_module.SandboxError, match="could not start"):
+            graded_beside_a_bomb()
+
+
+MiB = 1 << 20
+WRITE = "head -c {size} /dev/zero > {path}; echo size $(stat -c %s {path})"
+MAKE_FILES = "i=0; while [ $i -lt {count} ]; do : > f$i 2>/dev/null || break; i=$((i+1)); done; echo made $i"
+
+
+def test_writing_past_a_sandboxs_limits_is_stopped(env, monkeypatch):
+    """Scaled down to a 4 MiB work dir of at most 64 files, an 8 MiB /tmp and (its own sandbox) 48 MiB of memory
+    with a larger /tmp: each write past a limit stops there (locally the tmpfs is full or the cgroup's OOM killer
+    ends the writer; in Docker /tmp is full, the memory cgroup ends the writer, and the work dir's watch ends the
+    episode: LimitExceeded), while a concurrent episode's correct fix is graded 1.0. Positive control: the same
+    writes under the limits succeed."""
+    if env.backend == "local":
+        for key, value in dict(disk=4 * MiB, files=64, tmp=8 * MiB).items():
+            monkeypatch.setitem(sandbox_module.LOCAL_LIMITS, key, value)
+    else:
+        monkeypatch.setitem(sandbox_module.DOCKER_WORK_LIMITS, "disk_kb", 4096)
+        monkeypatch.setitem(sandbox_module.DOCKER_WORK_LIMITS, "files", 64)
+        monkeypatch.setattr(sandbox_module, "DOCKER_TMP", "size=8m,nr_inodes=64,mode=1777")
+
+    def attempt(command: str, memory: bool = False) -> str:
+        with monkeypatch.context() as small_memory:
+            if memory and env.backend == "local":
+                small_memory.setitem(sandbox_module.LOCAL_LIMITS, "memory", 48 * MiB)
+                small_memory.setitem(sandbox_module.LOCAL_LIMITS, "tmp", 256 * MiB)
+            elif memory:
+                small_memory.setattr(sandbox_module, "DOCKER_LIMITS", dict(sandbox_module.DOCKER_LIMITS,
+                                                                           mem_limit="48m", memswap_limit="48m"))
+                small_memory.setattr(sandbox_module, "DOCKER_TMP", "size=256m,mode=1777")
+            box = env._new_sandbox({})
+            try:
+                return box.run(command, timeout=15)[1]
+            except sandbox_module.LimitExceeded as error:
+                return f"LimitExceeded: {error}"
+            finally:
+                box.close()
+
+    abuses = {"disk": WRITE.format(size="16M", path="big"), "files": MAKE_FILES.format(count=200),
+              "tmp": WRITE.format(size="16M", path="/tmp/big"), "memory": WRITE.format(size="100M", path="/tmp/big")}
+    expert_until_submit(env)
+    seen, (obs, reward, terminated, _, _) = beside(
+        lambda: {kind: attempt(command, memory=kind == "memory") for kind, command in abuses.items()},
+        lambda: env.step("submit"))
+    assert terminated and reward == 1.0, obs
+    stopped = "LimitExceeded" if env.backend == "docker" else "No space left"
+    assert stopped in seen["disk"] and "size 16777216" not in seen["disk"], seen["disk"]
+    assert stopped in seen["files"] or int(seen["files"].split()[-1]) <= 64, seen["files"]
+    assert "No space left" in seen["tmp"] and "size 16777216" not in seen["tmp"], seen["tmp"]
+    assert f"size {100 * MiB}" not in seen["memory"], seen["memory"]
+    # positive control: under the limits the same writes go through
+    assert attempt(WRITE.format(size="1M", path="big")).endswith(f"size {MiB}\n")
+    assert attempt(MAKE_FILES.format(count=20)).endswith("made 20\n")
+    assert attempt(WRITE.format(size="1M", path="/tmp/big")).endswith(f"size {MiB}\n")
+    assert attempt(WRITE.format(size="16M", path="/tmp/big"), memory=True).endswith(f"size {16 * MiB}\n")
+
+
+# ---------------------------------------------------------------------------------------------------
+# 9. Docker: the code under test is not root, leaves nothing running, and a slow snapshot is not lost
+# ---------------------------------------------------------------------------------------------------
+DAEMON = "(while :; do echo x >> beat; sleep 0.1; done) &"
+KILL_ALL = "for p in /proc/[0-9]*; do kill -9 ${p#/proc/} 2>/dev/null; done"  # every process it may signal
+
+
+@pytest.mark.parametrize("backend", [backend_param("docker")])
+def test_docker_runs_the_code_unprivileged_and_ends_what_it_left(backend):
+    """The code under test is the unprivileged user and cannot kill the shell that cleans up after it: a heartbeat
+    daemon it starts (after trying to kill every process) stops with its command. Positive control: a root
+    command (as every command ran before) is uid 0, and the same daemon without the cleanup keeps beating."""
+    env = make_env("swe", split="train", backend=backend)
+    env.reset(options={"task_id": 0})
+    box = env.sandbox
+    try:
+        assert box.run("id -u")[1] == f"{sandbox_module.UNPRIVILEGED_UID}\n"
+        assert box.run_raw("id -u")[1] == "0\n"
+        box.run(f"{DAEMON} {KILL_ALL}; sleep 0.5")
+        time.sleep(0.5)
+        beats = box.run_raw("wc -c < beat")[1]
+        time.sleep(0.6)
+        assert box.run_raw("wc -c < beat")[1] == beats  # no daemon left
+        box.run_raw(f"rm beat; {DAEMON} sleep 0.3")  # positive control: without the cleanup it outlives its command
+        time.sleep(0.6)
+        beats = box.run_raw("wc -c < beat")[1]
+        time.sleep(0.6)
+        assert int(box.run_raw("wc -c < beat")[1]) > int(beats)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("backend", [backend_param("docker")])
+def test_a_snapshot_the_client_gave_up_on_is_found_or_replayed(backend, monkeypatch):
+    """A commit that outlasts the client's timeout (here 0.05 s for a 30 MB layer; 10 s and 100,000 files before
+    the file limit) goes on in the engine: its image is waited for and used, and dropped with the snapshot. When it
+    never shows, the snapshot raises envs.SnapshotError and BPO replays the episode instead. Positive control: the
+    client raised, yet the engine made the image (the untracked leftover of before)."""
+    import bpo
+    from envs import ReplaySnapshot, SnapshotError
+    env = make_env("swe", split="train", backend=backend)
+    env.reset(options={"task_id": 0})
+    env.step(f"cat {env.state.task['file']} 1-3")
+    env.sandbox.run("head -c 30M /dev/urandom > big")
+    client = env.client
+    snapshots = {"label": f"{sandbox_module.LABEL}=snapshot"}
+    labelled = lambda: {image.id for image in client.images.list(filters=snapshots)}  # noqa: E731
+    before = labelled()
+
+    def hurried(take):  # `take()` with the client's timeout at 0.05 s (the engine is busy committing 30 MB)
+        with monkeypatch.context() as short:
+            short.setattr(client.api, "timeout", 0.05)
+            return take()
+
+    try:
+        with monkeypatch.context() as old:  # positive control: the client gives up, the engine commits anyway
+            old.setattr(sandbox_module, "committed_late", lambda client, name: None)
+            with pytest.raises(SnapshotError):
+                hurried(env.snapshot)
+        deadline = time.time() + 60
+        while not labelled() - before and time.time() < deadline:
+            time.sleep(0.5)
+        left = labelled() - before
+        assert left
+        for image in left:
+            client.images.remove(image, force=True)
+        handle = hurried(env.snapshot)  # the commit's image, found after the client's timeout
+        restored = handle.restore()
+        assert restored.sandbox.run("stat -c %s big")[1] == f"{30 << 20}\n"
+        restored.close()
+        image = handle._sandbox.image
+        del handle
+        gc.collect()
+        assert image not in labelled()
+        monkeypatch.setattr(sandbox_module, "SNAPSHOT_WAIT", 0.0)  # a commit that never shows (in time)
+        replay = hurried(lambda: bpo.branch_snapshot(env, replay=False))
+        assert isinstance(replay, ReplaySnapshot)
+        copy = replay.restore()
+        assert copy.state.steps == env.state.steps and copy.sandbox.read(env.state.task["file"]) == \
+            env.sandbox.read(env.state.task["file"])
+        copy.close()
+    finally:
+        env.close()

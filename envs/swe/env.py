@@ -20,7 +20,8 @@ records the results and ends the process before any exit handler of the tested c
 did in the agent's sandbox (edited tests, planted files, handlers) is not there. A submission whose changed
 statements use anything outside an allow-list (names and attributes the package already uses, a few safe builtins;
 no import, no dunder: `tampering`) gets reward 0 and `info["tampered"]`. A sandbox that dies (a killed container)
-ends the episode with reward 0 and says so; a grader that cannot start raises `GradingError` out of `step`.
+or whose code goes over a limit that only ending the episode enforces (`LimitExceeded`) ends the episode with
+reward 0 and says so; a grader that cannot start raises `GradingError` out of `step`.
 
 Backends (`backend=`): `docker` (a container per running episode, snapshot = `container.commit()`), `local` (a
 directory copy per snapshot, commands under bubblewrap as an unprivileged user with limits), `auto`
@@ -41,7 +42,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from envs.base import TextEnv
-from envs.swe.sandbox import DockerSandbox, LocalSandbox, SandboxError, safe_path
+from envs.swe.sandbox import DockerSandbox, LimitExceeded, LocalSandbox, SandboxError, safe_path
 from envs.swe.tasks import SPLITS, bug_region, load_tasks, package_files
 
 MAX_OUTPUT_LINES, MAX_OUTPUT_CHARS = 25, 1500
@@ -201,7 +202,7 @@ class SWEEnv(TextEnv):
     def _new_sandbox(self, files: dict[str, str]):
         if self.backend == "docker":
             return DockerSandbox(self.client, self.image, files, network=self.network)
-        return LocalSandbox(files, network=self.network)
+        return LocalSandbox(files, network=self.network, hidden=(self.data_dir,) if self.data_dir else ())
 
     def _info(self, invalid: bool) -> dict:
         s = self.state
@@ -332,6 +333,8 @@ class SWEEnv(TextEnv):
                                             timeout=TEST_TIMEOUT)
                 finally:
                     sandbox.close()
+            except LimitExceeded:  # the tested code went over the sandbox's limits: its own doing, a 0
+                return 0.0
             except SandboxError as error:  # the grading sandbox died or could not be made
                 code, out = None, str(error)
             passed = graded_passed(out, nonce)

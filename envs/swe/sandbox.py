@@ -1,19 +1,20 @@
 """Where the code-repair env runs code: a Docker container (snapshot = `container.commit()`), or a local
-directory run under bubblewrap as an unprivileged user with process, memory and CPU limits (snapshot = a
-directory copy). Both give the same `Sandbox` interface:
+directory run under bubblewrap (snapshot = a directory copy). Both give the same `Sandbox` interface:
 
     box.run("python -m pytest -q tests", timeout=20) -> (exit code, output)
     box.read("calc.py") -> text;  box.write("calc.py", text)
     handle = box.snapshot(); other = handle.restore()      # a new, independent sandbox in that state
     box.close()
 
-Commands see only the work dir's files and a system to run them (the image's; locally the host's /usr
-read-only, nothing else of the host), the variables of ENVIRONMENT and no others, no standard input (EOF at
-once), no network but a loopback interface, a time limit inside the sandbox
-(`timeout -k`) and on the host; the host keeps at most MAX_OUTPUT_BYTES of a command's output and reads no
-larger file. The host reads and writes a local sandbox's files without following links: a link the code under
-test planted is refused, never followed. A sandbox that died (killed container, crashed engine) raises
-`SandboxError`, never hangs. See docs/envs.md (code repair).
+Commands run as an unprivileged user and see only the work dir's files and a system to run them (the image's;
+locally the interpreter's dirs of the host's /usr read-only, never a checkout or task data, nothing else of the
+host), the variables of ENVIRONMENT and no others, no standard input (EOF at once), no network but a loopback
+interface, a time limit inside the sandbox (`timeout -k`) and on the host. Each sandbox has limits of its own:
+processes and memory (a container; locally a cgroup), a sized /tmp, and a work dir capped in bytes and files
+(locally its own tmpfs; in Docker a watch that ends the episode, `LimitExceeded`). The host keeps at most
+MAX_OUTPUT_BYTES of a command's output and reads no larger file; it reads and writes a local sandbox's files
+without following links: a link the code under test planted is refused, never followed. A sandbox that died
+(killed container, crashed engine) raises `SandboxError`, never hangs. See docs/envs.md (code repair).
 """
 
 from __future__ import annotations
@@ -30,9 +31,13 @@ import tempfile
 import threading
 import time
 import uuid
+import warnings
+
+from envs import SnapshotError
 
 LABEL = "tree-rl.swe"  # every container and image this module makes carries it (reaped by label)
 WORKDIR = "/work"
+UNPRIVILEGED_UID = 65534  # nobody: the code under test never runs as root
 # the only variables a sandbox command sees (none of the host's)
 ENVIRONMENT = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": WORKDIR, "HOME": "/tmp",
                "PATH": "/usr/local/bin:/usr/bin:/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "LC_ALL": "C.UTF-8"}
@@ -61,24 +66,43 @@ def clean_environment() -> list[str]:
     return ["env", "-i", *[f"{key}={value}" for key, value in ENVIRONMENT.items()]]
 
 
+# the Docker backend's per-container limits; /tmp is a sized tmpfs and the work dir (in the container's layer, which
+# no storage option caps on every driver) is measured while a command runs: past DOCKER_WORK_LIMITS the command's
+# processes are killed and the sandbox raises LimitExceeded (the episode ends)
+DOCKER_LIMITS = dict(mem_limit="512m", memswap_limit="512m", pids_limit=64, nano_cpus=1_000_000_000)
+DOCKER_TMP = "size=64m,nr_inodes=4096,mode=1777"
+DOCKER_WORK_LIMITS = dict(disk_kb=64 << 10, files=4096, period=0.25)
+OVER_LIMIT_EXIT = 125  # a command whose sandbox went over DOCKER_WORK_LIMITS exits with it (and says so)
+SNAPSHOT_WAIT = 120.0  # seconds a commit the client gave up on may take before its image shows (or never will)
+
+
+class LimitExceeded(SandboxError):
+    """The code under test went over a sandbox limit that only ending the episode enforces (Docker's work dir)."""
+
+
 class DockerSandbox:
     """One container per live sandbox, from a locally built image (never pulled): no network, memory, pids
-    and CPU limits; the work dir lives in the container's own layer, so `commit()` captures it."""
+    and CPU limits, a sized /tmp; commands run as an unprivileged user, under a root shell that watches the work
+    dir's size and ends whatever they left running; the work dir lives in the container's own layer, so
+    `commit()` captures it."""
 
     def __init__(self, client, image: str, files: dict[str, str] | None = None, limits: dict | None = None,
                  depth: int = 0, network: bool = False):
         self.client, self.image, self.depth, self.network = client, image, depth, network
-        self.limits = limits or dict(mem_limit="512m", memswap_limit="512m", pids_limit=64, nano_cpus=1_000_000_000)
+        self.limits = limits or DOCKER_LIMITS
         self.container = None  # set before anything can fail, for close() and __del__
         client.images.get(image)  # a missing image must fail here: containers.run would pull it from a registry
         self.container = client.containers.create(
             image, command=["sleep", "infinity"], init=True, network_mode="host" if network else "none",
-            working_dir=WORKDIR, labels={LABEL: "container"}, environment=ENVIRONMENT, detach=True, **self.limits)
+            working_dir=WORKDIR, labels={LABEL: "container"}, environment=ENVIRONMENT, detach=True,
+            tmpfs={"/tmp": DOCKER_TMP}, **self.limits)
         _LIVE_CONTAINERS[self.container.id] = client
         self.container.start()
-        # the processes that stay: the init process and the container's `sleep` (found before any command ran)
+        # the processes that stay: the init process and the container's `sleep` (found before any command ran);
+        # the work dir belongs to the unprivileged user
         self.keep = "1"
-        code, out = self.run_raw("cat /proc/1/task/1/children")
+        code, out = self.run_raw(f"chown {UNPRIVILEGED_UID}:{UNPRIVILEGED_UID} {WORKDIR} && "
+                                 f"cat /proc/1/task/1/children")
         self.keep = " ".join(["1", *out.split()]) if code == 0 else "1"
         if files:
             self.put(files)
@@ -86,21 +110,44 @@ class DockerSandbox:
     def put(self, files: dict[str, str]) -> None:
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as tar:
+            made = set()
             for path, text in files.items():
+                parts = safe_path(path).split("/")
+                for depth in range(1, len(parts)):  # its directories, the unprivileged user's as the local ones
+                    directory = "/".join(parts[:depth])
+                    if directory not in made:
+                        made.add(directory)
+                        info = tarfile.TarInfo(directory)
+                        info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o777, 0
+                        info.uid = info.gid = UNPRIVILEGED_UID
+                        tar.addfile(info)
                 data = text.encode()
                 info = tarfile.TarInfo(safe_path(path))
-                info.size, info.mtime, info.mode = len(data), 0, 0o644
+                info.size, info.mtime, info.mode = len(data), 0, 0o666
+                info.uid = info.gid = UNPRIVILEGED_UID
                 tar.addfile(info, io.BytesIO(data))
         if not self._call(self.container.put_archive, WORKDIR, buffer.getvalue()):
             raise SandboxError("could not copy files into the container")
 
     def run(self, command: str, timeout: float = 20.0) -> tuple[int, str]:
-        """`command` in /bin/sh inside the container, killed by `timeout -k` there and abandoned on the host;
-        whatever it left running is killed after it (an init process reaps them)."""
-        sweep = (f'for p in /proc/[0-9]*; do q=${{p#/proc/}}; case " {self.keep} $$ " in *" $q "*) ;; '
-                 f'*) kill -9 "$q";; esac; done')
+        """`command` in /bin/sh inside the container as the unprivileged user, killed by `timeout -k` there and
+        abandoned on the host. Its root shell (which the command cannot signal) watches the work dir meanwhile and
+        kills whatever the command left running after it (an init process reaps them)."""
+        user = f"setpriv --reuid={UNPRIVILEGED_UID} --regid={UNPRIVILEGED_UID} --clear-groups"
+        # builtins only (a fork bomb leaves nothing to fork with), in rounds: what forked during one dies in the next
+        sweep = (f'for round in 1 2 3 4 5 6 7 8 9 10; do for p in /proc/[0-9]*; do q=${{p#/proc/}}; '
+                 f'case " {self.keep} $$ " in *" $q "*) ;; *) kill -9 "$q";; esac; done; done')
+        limits, over = DOCKER_WORK_LIMITS, "/run/tree-rl-over"  # root's: the command cannot plant it
+        files = f'"$(find {WORKDIR} -xdev | head -n {limits["files"] + 2} | wc -l)"'
+        over_limits = (f'[ "$(du -skx {WORKDIR} | cut -f1)" -gt {limits["disk_kb"]} ] 2>/dev/null || '
+                       f'[ {files} -gt {limits["files"] + 1} ] 2>/dev/null')
+        stop = (f'touch {over}; for p in /proc/[0-9]*; do [ "$(stat -c %u $p)" = {UNPRIVILEGED_UID} ] && '
+                f'kill -9 ${{p#/proc/}}; done')
         wrapped = [*clean_environment(), "sh", "-c",
-                   f'timeout -k 1 {timeout} sh -c "$0"; status=$?; {sweep} 2>/dev/null; exit $status', command]
+                   f'rm -f {over}; (while sleep {limits["period"]}; do if {over_limits}; then {stop}; fi; done) '
+                   f'2>/dev/null & timeout -k 1 {timeout} {user} sh -c "$0"; status=$?; {sweep} 2>/dev/null; '
+                   f'if {over_limits} || [ -e {over} ]; then echo "{over}"; exit {OVER_LIMIT_EXIT}; fi; exit $status',
+                   command]
         result: dict = {}
         output = CappedOutput()
 
@@ -122,7 +169,11 @@ class DockerSandbox:
 
         if not wait_running(finished, timeout + 5) or "error" in result:
             raise SandboxError(f"sandbox died while running {command!r}: {result.get('error', 'no answer')}")
-        return result["exit_code"], output.text()
+        text = output.text()
+        if result["exit_code"] == OVER_LIMIT_EXIT and text.endswith(f"{over}\n"):
+            raise LimitExceeded(f"the code under test went over the work dir's limit ({limits['disk_kb']} KiB, "
+                                f"{limits['files']} files): its processes were killed")
+        return result["exit_code"], text
 
     def run_raw(self, command: str) -> tuple[int, str]:
         exit_code, output = self._call(self.container.exec_run, [*clean_environment(), "sh", "-c", command])
@@ -178,7 +229,9 @@ class DockerSandbox:
 
 class DockerSnapshot:
     """`container.commit()`: an image of the container's layer; each `restore()` starts a new container from
-    it with the same limits. Chains of restores deepen the image; past MAX_LAYER_DEPTH it is flattened."""
+    it with the same limits. Chains of restores deepen the image; past MAX_LAYER_DEPTH it is flattened. A commit
+    the client gave up on (its timeout) goes on in the engine: its image is waited for and used, or, if it never
+    shows, removed whenever it does (`reap` finds it by label too) and `envs.SnapshotError` raised."""
 
     def __init__(self, sandbox: DockerSandbox):
         self.client, self.limits, self.network = sandbox.client, sandbox.limits, sandbox.network
@@ -193,7 +246,10 @@ class DockerSnapshot:
                                                        tag="latest", changes=[f"LABEL {LABEL}=snapshot"])
                 image, self.depth = self.client.images.get(f"{repository}:latest"), 1
         except Exception as error:
-            raise SandboxError(f"snapshot failed: {error}") from None
+            image = committed_late(self.client, f"{repository}:latest")
+            if image is None:
+                raise SnapshotError(f"the sandbox's snapshot failed: {error}") from None
+            self.depth = min(self.depth, MAX_LAYER_DEPTH)
         self.image = image.id
         _SNAPSHOT_IMAGES[self.image] = self.client
 
@@ -206,9 +262,27 @@ class DockerSnapshot:
             remove_unused_images()
 
 
+def committed_late(client, name: str):
+    """The image `name` of a commit whose request failed (the client's timeout) but that the engine may still be
+    finishing: waited for up to SNAPSHOT_WAIT seconds; None if it never showed (then it is removed if it does, at
+    this process's exit)."""
+    deadline = time.monotonic() + SNAPSHOT_WAIT
+    while time.monotonic() < deadline:
+        try:
+            return client.images.get(name)
+        except Exception as error:  # not there yet (404), or an engine too busy to answer in time: wait
+            busy = getattr(error, "status_code", None) == 404 or "Timeout" in type(error).__name__
+            if not busy:
+                break  # the engine is gone
+        time.sleep(0.5)
+    _ABANDONED_IMAGES.append((client, name))
+    return None
+
+
 _LIVE_CONTAINERS: dict = {}  # container id -> client, for the ones not closed yet
 _SNAPSHOT_IMAGES: dict = {}  # image id -> client, for the snapshot images not removed yet
 _UNUSED_IMAGES: list = []  # images of dropped snapshots; one still used by a container or a child image waits
+_ABANDONED_IMAGES: list = []  # (client, name) of commits given up on: removed at exit if they showed after all
 
 
 def remove_unused_images() -> None:
@@ -235,6 +309,11 @@ def _cleanup_docker() -> None:
     _LIVE_CONTAINERS.clear()
     _UNUSED_IMAGES[:] = list(_SNAPSHOT_IMAGES)  # creation order, so removed newest first: a child before its parent
     remove_unused_images()
+    for client, name in _ABANDONED_IMAGES:
+        try:
+            client.images.remove(name, force=True)
+        except Exception:
+            pass
 
 
 def reap(client) -> int:
@@ -259,10 +338,18 @@ def reap(client) -> int:
 # ---------------------------------------------------------------------------------------------------
 # Local: a directory under bubblewrap
 # ---------------------------------------------------------------------------------------------------
-UNPRIVILEGED_UID = 65534  # nobody: root ignores RLIMIT_NPROC, so commands run as another user
-LOCAL_LIMITS = dict(nproc=64, address_space=1 << 30, cpu_seconds=60)
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")  # the distribution's programs
-HIDDEN_DIRS = ("/usr/local",)  # where a host keeps its own software (and sometimes checkouts)
+# Per local sandbox: processes and memory (its own cgroup, which counts its /tmp and work dir pages too), /tmp's
+# bytes (a sized tmpfs), the work dir's bytes and files (a tmpfs of its own), and per process its address space and
+# CPU time. nproc is the per-user ceiling over all sandboxes (the kernel counts RLIMIT_NPROC per user, so it is not
+# a per-sandbox limit); without cgroups it falls back to `pids` (see `local_limits_problem`).
+LOCAL_LIMITS = dict(pids=64, memory=512 << 20, tmp=64 << 20, disk=64 << 20, files=4096, nproc=4096,
+                    address_space=1 << 30, cpu_seconds=60)
+# what the interpreter needs of the host: its programs and libraries (a merged-/usr host's /bin -> usr/bin as the
+# same link), never /usr whole (a checkout may live in /usr/src), /usr/local, /etc, /home, /opt or /srv
+SYSTEM_DIRS = ("/usr/bin", "/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32", "/bin", "/lib", "/lib64", "/lib32",
+               "/libx32")
+CHECKOUT_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the answer key's home
+CGROUP_ROOT = "/sys/fs/cgroup"
 
 
 def refused(path: str) -> str:
@@ -294,17 +381,107 @@ class CappedOutput:
         return (bytes(self.head) + middle + bytes(self.tail)).decode(errors="replace")
 
 
-def system_view() -> list[str]:
-    """bubblewrap arguments that show the code under test the host's system dirs read-only (a merged-/usr
-    host's `/bin -> usr/bin` as the same link) and nothing else of the host: no /etc, /home, /root, /opt,
-    /var, /srv, /mnt, /sys or checkout; /tmp, /proc and /dev are the sandbox's own (see `_local_command`)."""
-    view = []
+def system_view(hidden: tuple[str, ...] = ()) -> list[str]:
+    """bubblewrap arguments that show the code under test the interpreter's system dirs read-only and nothing else
+    of the host: no /etc, /home, /root, /opt, /var, /srv, /mnt, /sys, /usr/local, /usr/src or checkout. A protected
+    directory (this checkout, a task data dir in `hidden`) that lies inside a shown dir is covered by an empty
+    tmpfs; /tmp, /proc and /dev are the sandbox's own (see `_local_command`)."""
+    view, shown = [], []
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
             view += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             view += ["--ro-bind", path, path]
-    return view + [arg for path in HIDDEN_DIRS if os.path.isdir(path) for arg in ("--tmpfs", path)]
+            shown.append(os.path.realpath(path))
+    for path in sorted({os.path.realpath(p) for p in (CHECKOUT_DIR, *hidden)}):
+        if any(path == dir or path.startswith(dir + "/") for dir in shown):
+            view += ["--tmpfs", path]
+        if any(dir.startswith(path + "/") for dir in shown):  # a checkout at /usr: every shown dir is inside it
+            raise SandboxError(f"{path} holds the system dirs the sandbox needs ({', '.join(shown)}): move it")
+    return view
+
+
+def cgroup_parents() -> dict[str, str] | None:
+    """Where this process may make a sandbox's cgroups: {controller: parent dir} for cgroup v1's pids and memory
+    hierarchies (below this process's own cgroup), or {"unified": dir} for cgroup v2; None when it cannot (not
+    root, a read-only cgroup file system, no such controllers)."""
+    own = dict(line.strip().split(":", 2)[1:] for line in open("/proc/self/cgroup") if line.count(":") >= 2)
+    if os.path.exists(os.path.join(CGROUP_ROOT, "cgroup.controllers")):  # v2: one hierarchy
+        parents = {"unified": os.path.join(CGROUP_ROOT, own.get("", "/").lstrip("/"), "tree-rl-swe")}
+    else:
+        parents = {name: os.path.join(CGROUP_ROOT, name, own.get(name, "/").lstrip("/"), "tree-rl-swe")
+                   for name in ("pids", "memory")}
+    try:
+        for name, parent in parents.items():
+            os.makedirs(parent, exist_ok=True)
+            if name == "unified":  # v2 puts no process in a cgroup whose controllers it gives to children
+                with open(os.path.join(parent, "cgroup.subtree_control"), "w") as f:
+                    f.write("+pids +memory")
+    except OSError:
+        return None
+    return parents
+
+
+class SandboxCgroup:
+    """One local sandbox's cgroup: at most LOCAL_LIMITS["pids"] processes and LOCAL_LIMITS["memory"] bytes for all
+    its commands together (the tmpfs pages it writes included), whatever the other sandboxes of the same user do.
+    `join` is the command prefix that moves a command into it before bubblewrap starts."""
+
+    def __init__(self, parents: dict[str, str]):
+        name = f"sandbox-{uuid.uuid4().hex[:12]}"
+        self.dirs = {controller: os.path.join(parent, name) for controller, parent in parents.items()}
+        limits = {"pids": {"pids.max": LOCAL_LIMITS["pids"]},
+                  "memory": {"memory.limit_in_bytes": LOCAL_LIMITS["memory"],
+                             "memory.memsw.limit_in_bytes": LOCAL_LIMITS["memory"]},
+                  "unified": {"pids.max": LOCAL_LIMITS["pids"], "memory.max": LOCAL_LIMITS["memory"],
+                              "memory.swap.max": 0}}
+        for controller, directory in self.dirs.items():
+            os.mkdir(directory)
+            for file, value in limits[controller].items():
+                if os.path.exists(os.path.join(directory, file)):  # memsw and swap.max only where swap is counted
+                    with open(os.path.join(directory, file), "w") as f:
+                        f.write(str(value))
+
+    def join(self) -> list[str]:
+        procs = [os.path.join(directory, "cgroup.procs") for directory in self.dirs.values()]
+        return ["sh", "-c", 'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; done; '
+                            'shift; exec "$@"', "join", *procs, "--"]
+
+    def remove(self) -> None:
+        for directory in self.dirs.values():  # empty once its commands ended (bubblewrap's pid 1 takes them along)
+            for _ in range(20):
+                try:
+                    os.rmdir(directory)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
+
+
+def mount_work_dir(directory: str) -> bool:
+    """A tmpfs of LOCAL_LIMITS["disk"] bytes and LOCAL_LIMITS["files"] files on the work dir `directory`: the code
+    under test cannot fill the host's disk or inodes. False where this process may not mount (not root)."""
+    options = f"size={LOCAL_LIMITS['disk']},nr_inodes={LOCAL_LIMITS['files']},mode=0777,nosuid,nodev"
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tree-rl-swe", directory], capture_output=True,
+                          stdin=subprocess.DEVNULL).returncode == 0
+
+
+def unmount_work_dir(directory: str) -> None:
+    subprocess.run(["umount", "--lazy", directory], capture_output=True, stdin=subprocess.DEVNULL)
+
+
+def local_limits_problem() -> str | None:
+    """Why a local sandbox cannot have limits of its own here (None if it can): per-sandbox cgroups and a work-dir
+    tmpfs need root with a writable cgroup file system. Without them the sandboxes share one per-user process limit
+    (a fork bomb in one starves the others) and the work dir writes to the host's disk."""
+    if cgroup_parents() is None:
+        return f"no writable cgroup (pids, memory) under {CGROUP_ROOT}"
+    with tempfile.TemporaryDirectory(prefix="tree-rl-swe-probe-") as directory:
+        if not mount_work_dir(directory):
+            return "this process may not mount a tmpfs (not root)"
+        unmount_work_dir(directory)
+    return None
 
 
 def local_isolation_problem() -> str | None:
@@ -328,13 +505,15 @@ def local_isolation_problem() -> str | None:
     return None
 
 
-def _local_command(workdir: str, command: str, timeout: float = 20.0, network: bool = False) -> list[str]:
+def _local_command(workdir: str, command: str, timeout: float = 20.0, network: bool = False,
+                   cgroup: SandboxCgroup | None = None, hidden: tuple[str, ...] = ()) -> list[str]:
     limits = LOCAL_LIMITS
-    return ["prlimit", f"--nproc={limits['nproc']}", f"--as={limits['address_space']}",
-            f"--cpu={limits['cpu_seconds']}",
+    nproc = limits["nproc"] if cgroup is not None else limits["pids"]  # without a cgroup: the old shared limit
+    return [*(cgroup.join() if cgroup is not None else []),
+            "prlimit", f"--nproc={nproc}", f"--as={limits['address_space']}", f"--cpu={limits['cpu_seconds']}",
             "setpriv", f"--reuid={UNPRIVILEGED_UID}", f"--regid={UNPRIVILEGED_UID}", "--clear-groups",
             "bwrap", "--die-with-parent", "--unshare-all", *(["--share-net"] if network else []),
-            *system_view(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            *system_view(hidden), "--dev", "/dev", "--proc", "/proc", "--size", str(limits["tmp"]), "--tmpfs", "/tmp",
             "--bind", workdir, WORKDIR, "--chdir", WORKDIR,
             "--clearenv", *[arg for key, value in ENVIRONMENT.items() for arg in ("--setenv", key, value)],
             "timeout", "-k", "1", str(timeout), "sh", "-c", command]
@@ -384,21 +563,26 @@ def _copy_entry(source: str, target: str) -> None:
 
 
 class LocalSandbox:
-    """A private copy of the work dir; commands run in it under bubblewrap (`--unshare-all`: only a loopback
-    interface; the system dirs of `system_view` and nothing else of the host), as an unprivileged user with
-    process, address-space and CPU-time limits. The host touches its files only through `open_beneath`."""
+    """A private work dir (its own tmpfs: bytes and files capped); commands run in it under bubblewrap
+    (`--unshare-all`: only a loopback interface; the system dirs of `system_view` and nothing else of the host), as
+    an unprivileged user in the sandbox's own cgroup (processes, memory) with address-space and CPU-time limits.
+    The host touches its files only through `open_beneath`. `hidden`: more directories (a task data dir) that
+    `system_view` must never show."""
 
-    def __init__(self, files: dict[str, str] | None = None, source_dir: str | None = None, network: bool = False):
+    def __init__(self, files: dict[str, str] | None = None, source_dir: str | None = None, network: bool = False,
+                 hidden: tuple[str, ...] = ()):
         problem = local_isolation_problem() if not _LOCAL_OK else None
         if problem:
             raise SandboxError(f"the local backend is not isolated here and refuses to run untrusted code: {problem}")
         _mark_local_ok()
-        self.network = network
+        self.network, self.hidden, self.cgroup = network, tuple(hidden), None
         self.dir = tempfile.mkdtemp(prefix="tree-rl-swe-")
         _LOCAL_DIRS.add(self.dir)
+        if _local_limits():
+            mount_work_dir(self.dir)
+            self.cgroup = SandboxCgroup(_CGROUP_PARENTS[0])
         if source_dir:  # no code runs while it is copied; links are copied as links
-            shutil.rmtree(self.dir)
-            shutil.copytree(source_dir, self.dir, symlinks=True, copy_function=_copy_entry)
+            shutil.copytree(source_dir, self.dir, symlinks=True, copy_function=_copy_entry, dirs_exist_ok=True)
         os.chmod(self.dir, 0o777)
         for path, text in (files or {}).items():
             self.write(path, text)
@@ -406,8 +590,8 @@ class LocalSandbox:
     def run(self, command: str, timeout: float = 20.0) -> tuple[int, str]:
         if not os.path.isdir(self.dir):
             raise SandboxError("sandbox is gone")
-        process = subprocess.Popen(_local_command(self.dir, command, timeout, self.network), stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        process = subprocess.Popen(_local_command(self.dir, command, timeout, self.network, self.cgroup, self.hidden),
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         outputs = [CappedOutput(), CappedOutput()]  # stdout, then stderr, each held to MAX_OUTPUT_BYTES
         readers = [threading.Thread(target=_drain, args=(pipe, output), daemon=True)
                    for pipe, output in zip((process.stdout, process.stderr), outputs)]
@@ -450,8 +634,10 @@ class LocalSandbox:
         return os.path.isdir(self.dir)
 
     def close(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
-        _LOCAL_DIRS.discard(self.dir)
+        _remove_local_dir(self.dir)
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
 
     def __del__(self):  # a sandbox nobody closed (a fork dropped after its rollout) takes its directory along
         if getattr(self, "dir", None) is not None:
@@ -462,21 +648,22 @@ class LocalSnapshot:
     """A directory copy (`cp -a`); each `restore()` copies it again."""
 
     def __init__(self, sandbox: LocalSandbox):
-        self.network = sandbox.network
+        self.network, self.hidden = sandbox.network, sandbox.hidden
         self.dir = tempfile.mkdtemp(prefix="tree-rl-swe-snapshot-")
         shutil.rmtree(self.dir)
         shutil.copytree(sandbox.dir, self.dir, symlinks=True, copy_function=_copy_entry)
         _LOCAL_DIRS.add(self.dir)
 
     def restore(self) -> LocalSandbox:
-        return LocalSandbox(source_dir=self.dir, network=self.network)
+        return LocalSandbox(source_dir=self.dir, network=self.network, hidden=self.hidden)
 
     def __del__(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
+        _remove_local_dir(self.dir)
 
 
 _LOCAL_DIRS: set = set()
 _LOCAL_OK = False
+_CGROUP_PARENTS: list = []  # [cgroup_parents()] once checked; [] before
 
 
 def _mark_local_ok() -> None:
@@ -484,10 +671,28 @@ def _mark_local_ok() -> None:
     _LOCAL_OK = True
 
 
+def _local_limits() -> bool:
+    """Whether local sandboxes get cgroups and a work-dir tmpfs here (checked once; a warning where they cannot)."""
+    if not _CGROUP_PARENTS:
+        problem = local_limits_problem()
+        _CGROUP_PARENTS.append(None if problem else cgroup_parents())
+        if problem:
+            warnings.warn(f"local sandboxes share one process limit and write to this host's disk: {problem}",
+                          stacklevel=3)
+    return _CGROUP_PARENTS[0] is not None
+
+
+def _remove_local_dir(directory: str) -> None:
+    if os.path.ismount(directory):
+        unmount_work_dir(directory)
+    shutil.rmtree(directory, ignore_errors=True)
+    _LOCAL_DIRS.discard(directory)
+
+
 @atexit.register
 def _cleanup_local() -> None:
     for directory in list(_LOCAL_DIRS):
-        shutil.rmtree(directory, ignore_errors=True)
+        _remove_local_dir(directory)
 
 
 def _drain(pipe, output: CappedOutput) -> None:
