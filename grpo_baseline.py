@@ -1308,6 +1308,8 @@ def main(args: Args) -> str:
                "nonzero_advantage_fraction": float(np.mean([a > 0 for a in largest_advantage.values()])),
                "old_logprob_gap": old_logprob_gap,
                "decision_tokens": sum(len(d.action_ids) for d in decisions),
+               "prompt_tokens": sum(len(d.prompt_ids) for d in decisions),  # forwarded with the replies, not sampled
+               "gradient_steps": len(grad_norms),
                "sampled_tokens": sampled_tokens,
                "rollout_tokens_per_second": sum(len(d.action_ids) for d in decisions) / rollout_time,
                "step_seconds": time.time() - step_start}
@@ -1377,8 +1379,8 @@ TAGS = {"train_success": "charts/success_rate", "train_reward": "charts/episodic
         "eval_reward_sampled": "charts/eval_return_sampled", "eval_reward_greedy": "charts/eval_return_greedy",
         "policy_loss": "losses/policy_loss", "kl_ref": "losses/kl_ref", "approx_kl": "losses/approx_kl",
         "clipfrac": "losses/clipfrac", "entropy": "losses/entropy", "grad_norm": "losses/grad_norm"}
-SUMMED_METRICS = ("decisions", "trained_decisions", "decision_tokens", "rollout_tokens_per_second", "policy_loss",
-                  "kl_ref", "approx_kl", "clipfrac", "sampled_tokens", "tampered_submissions")
+SUMMED_METRICS = ("decisions", "trained_decisions", "decision_tokens", "prompt_tokens", "rollout_tokens_per_second",
+                  "policy_loss", "kl_ref", "approx_kl", "clipfrac", "sampled_tokens", "tampered_submissions")
 
 
 # TRY NOT TO MODIFY: the command line

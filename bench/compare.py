@@ -12,18 +12,23 @@ prefix once): a run ends at the step that crosses B, and its learning rate, eval
 share of B done, so every algorithm is evaluated at the same fractions of the budget. The table states the
 tokens each one sampled and its overshoot, so the match can be checked.
 
-The tables: each algorithm's steps, sampled tokens, training seconds, its training rollouts' success (mean over
-steps) and, for BPO, the share of rollout time its sandbox snapshots and restores took; then, per held-out split,
-final success and reward, sampled and greedy (mean +- std over seeds), each algorithm's gain over the start and
-its difference from GRPO as bench/stats.py gives them (the estimand: these tasks, over seeds; paired over tasks
-and seeds; estimate [95% interval] and a verdict: better / worse / equivalent within +-0.03 / inconclusive with the
-seeds that would decide it). The primary metric, greedy success on the first split, forms one family across the
-algorithms (Holm); every other cell is secondary. Last, the sampled tokens at which each seed first holds half of
-GRPO's mean greedy gain (start + (final - start) / 2 over GRPO's runs: a threshold fixed before the others are read,
-and one GRPO's own runs hold, which its final mean often is not) for two evaluations, as a ratio to
-the same seed's GRPO run, with a 95% interval. The PNG has three panels per decoding: success
-against steps, against sampled tokens and against training wall-clock (rollouts and updates, evaluations
-excluded), one curve per algorithm with a band of one std over seeds.
+The tables: each algorithm's steps, sampled tokens, prompt tokens, gradient steps, teacher forward tokens
+(BranchOPD), training seconds, its training rollouts' success (mean over steps) and, for BPO, the share of rollout
+time its sandbox snapshots and restores took; then, per held-out split, final success and reward (no reward columns
+where reward equals success), sampled and greedy (mean +- sd over seeds), each algorithm's gain over the start and
+its difference from GRPO as bench/stats.py gives them (target `algorithm`: seeds and tasks both drawn; estimate
+[95% interval]). Verdicts (better / worse / equivalent within +-0.03 / inconclusive with the seeds that would detect
+a 0.03 difference) only in the primary family, fixed in advance (docs/evidence.md): greedy success on the first
+split, every gain and every difference from GRPO, Holm-adjusted together; every other cell is an estimate. Last,
+the sampled tokens at which each seed first holds half of GRPO's mean greedy gain (start + (final - start) / 2 over
+GRPO's runs, fixed before the others are read) for two evaluations, as a ratio to the same seed's GRPO run, with a
+95% interval, shown only where every run evaluated at least 10 times before it (else the evaluation cadence sets
+it). The PNG has three panels per decoding: success against steps, against sampled tokens and against training
+wall-clock (rollouts and updates, evaluations excluded), one curve per algorithm with a band of one std over seeds.
+
+The data behind a table (each run's config, metrics.csv and the per-task outcomes of its first and last
+evaluations) is written to OUT_DIR/data/NAME.json.gz and committed with it; `--from-data FILE` redoes the table and
+figure from that file alone (tests/test_published_tables.py checks every committed table against its data).
 
 Resumable: each run's log and run directory are recorded in RUNS_DIR/compare_SETTING_runs.json; a finished run
 is not run again, and an interrupted one continues from its checkpoint (`--resume`). SETTING is the env, then
@@ -35,11 +40,13 @@ so two settings never read each other's runs; the output files carry the same na
     python bench/compare.py --env webshop --seeds 1 2 3 --algorithms grpo bpo --sft-seed 1   # another warm start
     python bench/compare.py --env webshop --seeds 1 2 3 --algorithms grpo bpo bpo-lam0 bpo-lam0.5 bpo-fresh
     python bench/compare.py --env math --seeds 1 2 3 --tag lr2e-4 -- --learning-rate 2e-4     # flags for every run
+    python bench/compare.py --from-data bench/results/data/compare_*.json.gz                   # the tables again
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import os
@@ -149,9 +156,8 @@ def exp_name(algorithm: str, sft_seed: int, tag: str) -> str:
 
 
 def diagnostic_cell(c: stats.Comparison) -> str:
-    """`+0.0086 [-0.0021, +0.0193] inconclusive (about 9 seeds would tell it from 0)`: a diagnostic against 0."""
-    text = f"{c.estimate:+.4f} [{c.low:+.4f}, {c.high:+.4f}] {c.verdict}"
-    return text + (f" (about {c.seeds_needed} seeds would tell it from 0)" if c.seeds_needed else "")
+    """`+0.0086 [-0.0021, +0.0193] inconclusive`: a diagnostic against 0 (no smallest effect: no seed count)."""
+    return f"{c.estimate:+.4f} [{c.low:+.4f}, {c.high:+.4f}] {c.verdict}"
 
 
 def main() -> None:
@@ -173,10 +179,19 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=2, help="runs at a time (each with one torch thread)")
     parser.add_argument("--runs-dir", default="runs/compare")
     parser.add_argument("--out-dir", default="bench/results")
+    parser.add_argument("--from-data", nargs="+", metavar="FILE", help="only redo the tables (and figures) from "
+                        "committed data files (bench/results/data/compare_*.json.gz), running nothing")
+    parser.add_argument("--no-figure", action="store_true", help="with --from-data: the tables only")
     parser.add_argument("script_args", nargs=argparse.REMAINDER,
                         help="after `--`: flags passed to every run (e.g. -- --cache-dir DIR --tasks-per-step 4)")
     cli = parser.parse_args()
     cli.script_args = cli.script_args[1:] if cli.script_args[:1] == ["--"] else cli.script_args
+    if cli.from_data:
+        for path in cli.from_data:
+            if not os.path.exists(path):
+                parser.error(f"--from-data {path}: no such file")
+            render(read_data(path), os.path.join(ROOT, cli.out_dir), figure=not cli.no_figure)
+        return
     if "grpo" not in cli.algorithms:
         parser.error("--algorithms must include grpo: the others are compared with it")
     if "--sft-seed" in cli.script_args:
@@ -209,12 +224,8 @@ def main() -> None:
         futures = {job["key"]: pool.submit(run, job, state, state_path) for job in jobs[1:]}
     run_dirs.update({key: future.result() for key, future in futures.items()})
 
-    # 2. table and figure
-    prefixes = split_prefixes(read_rows(os.path.join(ROOT, run_dirs[f"grpo_{cli.seeds[0]}"])))
-    curves = {(name, key): [eval_curve(read_rows(os.path.join(ROOT, run_dirs[f"{name}_{seed}"])), key)
-                             for seed in cli.seeds]
-              for name in cli.algorithms for key in [f"{p}_{m}" for p in prefixes for m in METRICS]}
-    fmt = lambda v: f"{np.mean(v):.3f} +- {np.std(v):.3f}"
+    # 2. the data behind the table (every run's config, metrics.csv and its first and last evaluations' per-task
+    # outcomes), committed beside it; then the table and figure from that file alone (`--from-data` redoes it)
     invocation = " ".join(["python bench/compare.py --env", cli.env, "--seeds", *map(str, cli.seeds)] +
                           (["--algorithms", *cli.algorithms] if cli.algorithms != PRIMARY else []) +
                           ([f"--sft-seed {cli.sft_seed}"] if cli.sft_seed else []) + ([f"--tag {cli.tag}"] if cli.tag
@@ -223,28 +234,106 @@ def main() -> None:
                               ("token_budget", cli.token_budget), ("eval_every", cli.eval_every),
                               ("eval_tasks", cli.eval_tasks)) if v is not None]
                           + (["--", *cli.script_args] if cli.script_args else []))
-    with open(os.path.join(ROOT, run_dirs[f"grpo_{cli.seeds[0]}"], "config.json")) as f:
-        config = json.load(f)
-    warm_starts = set()  # every run's warm start, by its directory's name (the cache key), wherever it was read
-    for run_dir in run_dirs.values():
+    name = f"compare_{setting}" + ("" if cli.algorithms == PRIMARY else "_" + "_".join(cli.algorithms))
+    data = collect_data(run_dirs, {"name": name, "invocation": invocation, "env": cli.env, "seeds": cli.seeds,
+                                   "algorithms": cli.algorithms, "num_generations": cli.num_generations,
+                                   "budget": budget, "parallel": cli.parallel, "delta": cli.delta})
+    path = write_data(data, out_dir)
+    print(f"wrote {path} ({os.path.getsize(path) / 1e6:.1f} MB)")
+    render(data, out_dir)
+
+
+def collect_data(run_dirs: dict[str, str], setting: dict) -> dict:
+    """What the table is computed from, read from the runs: per run (`ALGO_SEED`) its directory, config.json,
+    metrics.csv rows (as read: strings) and the per-task outcomes of each split's first and last evaluation."""
+    runs = {}
+    for key, run_dir in sorted(run_dirs.items()):
         with open(os.path.join(ROOT, run_dir, "config.json")) as f:
-            run_config = json.load(f)
-        warm_starts.add(os.path.basename(os.path.normpath(run_config["provenance"].get("model_dir",
-                                                                                       run_config["model"]))))
-    who = "All algorithms" if cli.algorithms == PRIMARY else ", ".join(cli.algorithms)
-    lines = [f"# {who} on {cli.env}, N = {cli.num_generations} returns per task, {budget} sampled tokens each",
-             "", f"`{invocation}` (each run with OMP_NUM_THREADS=1, {cli.parallel} at a time, on "
+            config = json.load(f)
+        records = stats.load_outcomes(os.path.join(ROOT, run_dir))
+        kept = set()  # (split, step): each split's first and last evaluation of the policy (and teacher records)
+        for split in {r["split"] for r in records}:
+            steps = stats.evaluated_steps([r for r in records if r["split"] == split])
+            kept |= {(split, steps[0]), (split, steps[-1])}
+        runs[key] = {"run_dir": run_dir, "config": {k: config[k] for k in ("seed", "eval_splits", "model", "provenance")
+                                                    if k in config},
+                     "metrics": read_rows(os.path.join(ROOT, run_dir)),
+                     "outcomes": [{k: r[k] for k in ("step", "split", "decoding", "sample", "task_id", "won", "reward")}
+                                  for r in records if (r["split"], r["step"]) in kept]}
+    return {**setting, "runs": runs}
+
+
+def write_data(data: dict, out_dir: str) -> str:
+    """OUT_DIR/data/NAME.json.gz, written atomically, byte-identical for the same data (no time stamp)."""
+    path = os.path.join(out_dir, "data", f"{data['name']}.json.gz")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+        f.write(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
+    os.replace(path + ".tmp", path)
+    return path
+
+
+def read_data(path: str) -> dict:
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
+def sd(values) -> float:
+    """The sample standard deviation over seeds (n - 1); 0 for one seed."""
+    return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+
+
+def fmt(values) -> str:
+    return f"{np.mean(values):.3f} +- {sd(values):.3f}"
+
+
+def total(rows: list[dict], key: str) -> float | None:
+    """A metrics.csv column summed over a run's steps; None where the run did not log it."""
+    values = [float(r[key]) for r in rows if r.get(key)]
+    return float(sum(values)) if values else None
+
+
+def compute_cell(runs: list[dict], key: str) -> str:
+    totals = [total(run["metrics"], key) for run in runs]
+    return "not logged" if any(t is None for t in totals) else f"{np.mean(totals):.0f} +- {sd(totals):.0f}"
+
+
+def render(data: dict, out_dir: str, figure: bool = True) -> str:
+    """The table (OUT_DIR/NAME.md) and, with `figure`, the learning curves (NAME.png), from `data` alone; returns
+    the table's text."""
+    os.makedirs(out_dir, exist_ok=True)
+    algorithms, seeds, env = data["algorithms"], data["seeds"], data["env"]
+    runs = {name: [data["runs"][f"{name}_{seed}"] for seed in seeds] for name in algorithms}
+    config = runs["grpo"][0]["config"]
+    outcomes = {name: {seed: run["outcomes"] for seed, run in zip(seeds, runs[name])} for name in algorithms}
+    # where reward is success (math, ALFWorld: 1 for a win, else 0), a reward column would repeat the success one
+    reward_is_success = all(float(r["reward"]) == float(r["won"]) for arm in outcomes.values()
+                            for records in arm.values() for r in records)
+    metrics = [m for m in METRICS if not (reward_is_success and m.startswith("reward"))]
+    prefixes = split_prefixes(runs["grpo"][0]["metrics"])
+    curves = {(name, key): [eval_curve(run["metrics"], key) for run in runs[name]]
+              for name in algorithms for key in [f"{p}_{m}" for p in prefixes for m in METRICS]}
+    warm_starts = sorted({os.path.basename(os.path.normpath(run["config"]["provenance"].get(
+        "model_dir", run["config"]["model"]))) for arm in runs.values() for run in arm})
+    who = "All algorithms" if algorithms == PRIMARY else ", ".join(algorithms)
+    first_split = config["eval_splits"][0]
+    lines = [f"# {who} on {env}, N = {data['num_generations']} returns per task, {data['budget']} sampled tokens each",
+             "", f"`{data['invocation']}` (each run with OMP_NUM_THREADS=1, {data['parallel']} at a time, on "
              f"{config['provenance'].get('cpu', 'an unrecorded CPU')}). Warm start of every run: "
-             f"{', '.join(f'`{name}`' for name in sorted(warm_starts))} (the cache key names it); {len(cli.seeds)} "
-             f"seed(s); mean +- std over seeds. Differences and gains: estimate [95% interval] verdict from "
-             f"bench/stats.py (the estimand is these held-out tasks, over seeds; paired over tasks and seeds); the "
-             f"primary metric (greedy success, split `{config['eval_splits'][0]}`) against GRPO is one family "
-             f"(Holm), every other cell is secondary.", "",
-             "| algorithm | steps | sampled tokens per run (overshoot) | training seconds per run | training "
-             "rollouts won (mean over steps) | snapshots and restores, % of rollout time (mean; per-step range) |",
-             "|---|---|---|---|---|---|"]
-    for name in cli.algorithms:
-        rows = [read_rows(os.path.join(ROOT, run_dirs[f"{name}_{seed}"])) for seed in cli.seeds]
+             f"{', '.join(f'`{w}`' for w in warm_starts)} (the cache key names it); {len(seeds)} seed(s); mean +- sd "
+             f"(n - 1) over seeds. Regenerate this file from its data: `python bench/compare.py --from-data "
+             f"bench/results/data/{data['name']}.json.gz`.", "",
+             f"Differences and gains: estimate [95% interval] from bench/stats.py, target `algorithm` (seeds and tasks "
+             f"both drawn, crossed; paired over tasks and seeds). Verdicts only in the primary family, fixed before "
+             f"the runs (docs/evidence.md): greedy success on `{first_split}`, each algorithm's gain over the start and "
+             f"each difference from GRPO, Holm-adjusted together; every other cell is an estimate without a verdict."
+             + (" Reward equals success on this env, so it has no columns of its own." if reward_is_success else ""),
+             "", "| algorithm | steps | sampled tokens per run (overshoot) | prompt tokens per run | gradient steps per "
+             "run | teacher forward tokens per run | training seconds per run | training rollouts won (mean over "
+             "steps) | snapshots and restores, % of rollout time (mean; per-step range) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name in algorithms:
+        rows = [run["metrics"] for run in runs[name]]
         steps = [len([r for r in run_rows if r.get("sampled_tokens")]) for run_rows in rows]
         c = curves[(name, f"eval_{METRICS[0]}")]
         tokens, seconds = [x["tokens"][-1] for x in c], [x["seconds"][-1] for x in c]
@@ -253,65 +342,91 @@ def main() -> None:
         snapshot = [float(r["snapshot_percent"]) for run_rows in rows for r in run_rows if r.get("snapshot_percent")]
         snapshot_cell = (f"{np.mean(snapshot):.1f}; {min(snapshot):.1f}-{max(snapshot):.1f}" if snapshot
                          else "no snapshots")  # BPO's column: the other scripts never restore a sandbox
-        lines.append(f"| {ALGORITHMS[name][0]} | {np.mean(steps):.1f} | {np.mean(tokens):.0f} +- {np.std(tokens):.0f} "
-                     f"({np.mean(overshoot):.0f}) | {np.mean(seconds):.0f} +- {np.std(seconds):.0f} | {fmt(won)} | "
-                     f"{snapshot_cell} |")
-    for name in [n for n in cli.algorithms if ALGORITHMS[n][1] == "bpo.py"]:  # the review's two open questions
-        rows = [read_rows(os.path.join(ROOT, run_dirs[f"{name}_{seed}"])) for seed in cli.seeds]
+        teacher = (compute_cell(runs[name], "teacher_forward_tokens") if ALGORITHMS[name][1] == "branchopd.py"
+                   else "no teacher")
+        lines.append(f"| {ALGORITHMS[name][0]} | {np.mean(steps):.1f} | {np.mean(tokens):.0f} +- {sd(tokens):.0f} "
+                     f"({np.mean(overshoot):.0f}) | {compute_cell(runs[name], 'prompt_tokens')} | "
+                     f"{compute_cell(runs[name], 'gradient_steps')} | {teacher} | {np.mean(seconds):.0f} +- "
+                     f"{sd(seconds):.0f} | {fmt(won)} | {snapshot_cell} |")
+    for name in [n for n in algorithms if ALGORITHMS[n][1] == "bpo.py"]:  # the review's two open questions
         diagnostic = lambda key: stats.mean_over_seeds(  # each seed's mean over its steps, then over seeds
-            [np.mean([float(r[key]) for r in run_rows if r.get(key)] or [math.nan]) for run_rows in rows])
+            [np.mean([float(r[key]) for r in run["metrics"] if r.get(key)] or [math.nan]) for run in runs[name]])
         lines.append(f"\n{ALGORITHMS[name][0]}, each seed's mean over its steps, then over seeds: advantage of the "
                      f"steps before a branch point {diagnostic_cell(diagnostic('pre_branch_advantage'))}; backbone's "
                      f"return minus its siblings' {diagnostic_cell(diagnostic('backbone_minus_siblings'))}")
     sys.path.insert(0, ROOT)
     from grpo_baseline import split_prefix  # the column prefix each script logs a split under
 
-    outcomes = {name: {seed: stats.load_outcomes(os.path.join(ROOT, run_dirs[f"{name}_{seed}"])) for seed in cli.seeds}
-                for name in cli.algorithms}
     arm = lambda name, split, which, metric, decoding: stats.arm(outcomes[name], which, split, decoding, metric)
+    comparisons = {}  # (split, metric, name, "gain" | "against") -> Comparison
+    for split in config["eval_splits"]:
+        for metric_name in metrics:
+            metric, decoding = metric_name.split("_")
+            for name in algorithms:
+                comparisons[(split, metric_name, name, "gain")] = stats.compare(
+                    arm(name, split, 0, metric, decoding), arm(name, split, -1, metric, decoding), data["delta"])
+                if name != "grpo":
+                    comparisons[(split, metric_name, name, "against")] = stats.compare(
+                        arm("grpo", split, -1, metric, decoding), arm(name, split, -1, metric, decoding), data["delta"])
+    family = [key for key in comparisons if key[:2] == (first_split, "success_greedy")]
+    comparisons.update(zip(family, stats.holm([comparisons[key] for key in family], data["delta"])))
+    cell_of = lambda key: comparisons[key].cell() if key in family else comparisons[key].interval()
 
     for i, split in enumerate(config["eval_splits"]):
         prefix = split_prefix(split, i == 0)
         lines += ["", f"## held-out split `{split}` (columns `{prefix}_*`)", "",
-                  "| algorithm | " + " | ".join(METRICS) + " |", "|---|" + "---|" * len(METRICS)]
-        start = [fmt(np.array([c["value"][0] for c in curves[("grpo", f"{prefix}_{metric}")]])) for metric in METRICS]
+                  "| algorithm | " + " | ".join(metrics) + " |", "|---|" + "---|" * len(metrics)]
+        start = [fmt(np.array([c["value"][0] for c in curves[("grpo", f"{prefix}_{metric}")]])) for metric in metrics]
         lines.append("| SFT start (step 0, GRPO's runs) | " + " | ".join(start) + " |")
-        cells = {name: [] for name in cli.algorithms}
-        for metric_name in METRICS:
-            metric, decoding = metric_name.split("_")
-            primary = metric_name == "success_greedy" and i == 0
-            against = {name: stats.compare(arm("grpo", split, -1, metric, decoding), arm(name, split, -1, metric,
-                                                                                       decoding), cli.delta)
-                       for name in cli.algorithms if name != "grpo"}
-            if primary:
-                against = dict(zip(against, stats.holm(list(against.values()), cli.delta)))
-            for name in cli.algorithms:
+        for name in algorithms:
+            cells = []
+            for metric_name in metrics:
                 final = np.array([c["value"][-1] for c in curves[(name, f"{prefix}_{metric_name}")]])
-                gain = stats.compare(arm(name, split, 0, metric, decoding), arm(name, split, -1, metric, decoding),
-                                     cli.delta)
-                cell = f"{fmt(final)}; over the start {gain.cell()}"
+                cell = f"{fmt(final)}; over the start {cell_of((split, metric_name, name, 'gain'))}"
                 if name != "grpo":
-                    cell += f"; against GRPO {against[name].cell()}" + ("" if primary else " (secondary)")
-                cells[name].append(cell)
-        for name in cli.algorithms:
-            lines.append(f"| {ALGORITHMS[name][0]} | " + " | ".join(cells[name]) + " |")
-        # sampled tokens to hold half of GRPO's mean greedy gain (fixed from GRPO's runs) for two evaluations
-        grpo_curves = curves[("grpo", f"{prefix}_success_greedy")]
-        start, final = (float(np.mean([c["value"][k] for c in grpo_curves])) for k in (0, -1))
-        if final <= start:
-            lines += ["", f"GRPO's mean greedy success did not rise ({start:.3f} -> {final:.3f}): no threshold to "
-                      "compare the sampled tokens to reach."]
-            continue
-        threshold = start + (final - start) / 2
-        reach = {name: [stats.tokens_to_reach(c["tokens"], c["value"], threshold)
-                        for c in curves[(name, f"{prefix}_success_greedy")]] for name in cli.algorithms}
-        lines += ["", f"Sampled tokens to hold half of GRPO's mean greedy gain ({start:.3f} + ({final:.3f} - "
-                  f"{start:.3f}) / 2 = {threshold:.3f}) at two consecutive evaluations, as a ratio to the same seed's "
-                  "GRPO run (geometric mean [95% interval]):"]
-        lines += [f"- {ALGORITHMS[name][0]}: {stats.reach_ratio(reach[name], reach['grpo'])}"
-                  for name in cli.algorithms if name != "grpo"]
-    lines += ["", "Runs: " + ", ".join(f"{k}: `{v}`" for k, v in sorted(run_dirs.items()))]
+                    cell += f"; against GRPO {cell_of((split, metric_name, name, 'against'))}"
+                cells.append(cell)
+            lines.append(f"| {ALGORITHMS[name][0]} | " + " | ".join(cells) + " |")
+        lines += reach_lines(curves, algorithms, prefix)
+    lines += ["", "Runs: " + ", ".join(f"{key}: `{run['run_dir']}`" for key, run in sorted(data["runs"].items()))]
+    if figure:
+        draw(curves, data, out_dir)
+    lines += ["", f"![learning curves]({data['name']}.png)"]
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(out_dir, f"{data['name']}.md"), "w") as f:
+        f.write(text)
+    print(text)
+    return text
 
+
+FEWEST_EVALUATIONS = 10  # before a threshold is held: with fewer, a reach ratio is set by the evaluation cadence
+
+
+def reach_lines(curves: dict, algorithms: list[str], prefix: str) -> list[str]:
+    """Sampled tokens to hold half of GRPO's mean greedy gain (fixed from GRPO's runs) for two evaluations, as a
+    ratio to the same seed's GRPO run, where every run evaluated at least FEWEST_EVALUATIONS times before it."""
+    grpo_curves = curves[("grpo", f"{prefix}_success_greedy")]
+    start, final = (float(np.mean([c["value"][k] for c in grpo_curves])) for k in (0, -1))
+    if final <= start:
+        return ["", f"GRPO's mean greedy success did not rise ({start:.3f} -> {final:.3f}): no threshold to compare "
+                "the sampled tokens to reach."]
+    threshold = start + (final - start) / 2
+    reach = {name: [stats.tokens_to_reach(c["tokens"], c["value"], threshold)
+                    for c in curves[(name, f"{prefix}_success_greedy")]] for name in algorithms}
+    before = min((int((c["tokens"] <= r).sum()) for name in algorithms
+                  for c, r in zip(curves[(name, f"{prefix}_success_greedy")], reach[name]) if math.isfinite(r)),
+                 default=FEWEST_EVALUATIONS)  # no run held it: the ratio line says so
+    head = (f"Sampled tokens to hold half of GRPO's mean greedy gain ({start:.3f} + ({final:.3f} - {start:.3f}) / 2 = "
+            f"{threshold:.3f}) at two consecutive evaluations")
+    if before < FEWEST_EVALUATIONS:
+        return ["", f"{head}: not shown, a run held it after {before} evaluations (fewer than {FEWEST_EVALUATIONS}: the "
+                "ratio would be set by the evaluation cadence; evaluate more often early to measure it)."]
+    return ["", f"{head}, as a ratio to the same seed's GRPO run (geometric mean [95% interval]):"] + [
+        f"- {ALGORITHMS[name][0]}: {stats.reach_ratio(reach[name], reach['grpo'])}" for name in algorithms
+        if name != "grpo"]
+
+
+def draw(curves: dict, data: dict, out_dir: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -321,7 +436,7 @@ def main() -> None:
         for col, (axis, label) in enumerate((("steps", "gradient step"), ("tokens", "sampled tokens"),
                                              ("seconds", "training wall-clock, s (no evaluations)"))):
             ax = axes[row][col]
-            for name in cli.algorithms:
+            for name in data["algorithms"]:
                 c = curves[(name, f"eval_success_{decoding}")]
                 length = min(len(x["value"]) for x in c)
                 x = np.mean([x[axis][:length] for x in c], axis=0)
@@ -333,19 +448,14 @@ def main() -> None:
             if col == 0:
                 ax.set_ylabel(f"held-out success, {decoding}")
     axes[0][0].legend(fontsize=8)
-    seeds = f"{len(cli.seeds)} seed" + ("s" if len(cli.seeds) > 1 else "")
-    fig.suptitle(f"{cli.env}: every algorithm from the same warm start, N = {cli.num_generations} returns per task, "
-                 f"{budget} sampled tokens each ({seeds}, band: one std)", fontsize=10)
+    seeds = f"{len(data['seeds'])} seed" + ("s" if len(data["seeds"]) > 1 else "")
+    fig.suptitle(f"{data['env']}: every algorithm from the same warm start, N = {data['num_generations']} returns per "
+                 f"task, {data['budget']} sampled tokens each ({seeds}, band: one std)", fontsize=10)
     fig.tight_layout()
-    name = f"compare_{setting}" + ("" if cli.algorithms == PRIMARY else "_" + "_".join(cli.algorithms))
-    png = os.path.join(out_dir, f"{name}.png")
+    png = os.path.join(out_dir, f"{data['name']}.png")
     fig.savefig(png, dpi=110)
-    lines += ["", f"![learning curves]({name}.png)"]
-    with open(os.path.join(out_dir, f"{name}.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    print(f"\nwrote {png}")
-
+    plt.close(fig)
+    print(f"wrote {png}")
 
 if __name__ == "__main__":
     main()

@@ -1,23 +1,29 @@
 """The statistics every table uses: what runs' per-task outcomes (outcomes.jsonl) say, with an interval and a verdict.
 
-Estimand: the held-out tasks a table names (this test set, not the task distribution): a test-set mean is a fixed
-number for a given trained policy, and what varies is the RL seed (and, for sampled evaluation, the plays). So a
-comparison is over seeds, paired twice: over the shared tasks (a task's difficulty cancels in its difference) and
-over the seeds both arms ran (the same seed number: the same warm start and task stream).
+Two estimands, named in every table that uses them:
+- `algorithm` (the default, for claims such as "BPO beats GRPO"): the difference between the algorithms on the task
+  population the test set is drawn from. Seeds and tasks are both random draws, crossed (every seed plays every
+  task), so the error has a seed part, a task part (a task one algorithm suits better than the other: the task x
+  algorithm effect) and their interaction.
+- `test set` (for claims about these held-out tasks only): the tasks are fixed; only the seeds vary.
 
 For arms A and B, seed s and task t, y is the task's value (its success or reward, the mean over its plays) and
-d[s, t] = y_B[s, t] - y_A[s, t] where both have the pair. The estimate is the mean over seeds of the seed means D[s];
-its variance per seed is the larger of the seeds' spread var_s(D[s]) (n - 1 degrees of freedom) and the seed x task
-noise floor MS_residual / T of the two-way table d[s, t] ((n - 1)(T - 1) degrees of freedom): a handful of seeds can
-agree by chance, the task-level noise bounds how well they can. Seeds that only one arm ran are compared unpaired
-(Welch, each arm's variance floored alike). One seed per arm has no seed spread: its error is the task-level one and
-its verdict at most "inconclusive".
+d[s, t] = y_B[s, t] - y_A[s, t] where both ran seed s (paired: the same warm start and task stream). From the
+two-way table's mean squares (seeds MS_s, tasks MS_t, residual MS_e, n seeds and T tasks):
+    Var(mean d) = (MS_s + MS_t - MS_e) / (n T)      target `algorithm`: sigma_s^2 / n + sigma_t^2 / T + sigma_e^2 / (n T)
+    Var(mean d) = max(MS_s, MS_e) / (n T)           target `test set`: the seeds' spread, floored by the seed x task noise
+each at least its largest lower bound (MS_s / (n T), MS_t / (n T)), always on n - 1 degrees of freedom (the seed
+level: a few seeds' agreement is never worth more). Seeds that only one arm ran are compared unpaired (each arm's
+seed part, the task part of the difference; Welch's degrees of freedom). One seed per arm has no seed spread: its
+verdict is at most "inconclusive". Zero observed variance (every seed gives every task the same difference)
+bounds nothing: "inconclusive", whatever the estimate.
 
 Verdicts at 95%: `better` / `worse` when the interval excludes 0 (in a family, Holm's adjustment of the p-values
 decides: `holm`); `equivalent within +-delta` when the interval lies inside (-delta, delta) (delta 0.03 unless
-stated); otherwise `inconclusive`, with the seeds per arm that would decide it at 80% power: enough to tell the
-observed difference from 0, or to bound it within delta, whichever is fewer (t quantiles at that many seeds'
-degrees of freedom; always more seeds than the comparison has).
+stated); otherwise `inconclusive`, with the seeds per arm that would detect a difference of EFFECT (0.03, the smallest
+worth detecting, fixed in advance) at 80% power from this comparison's variance (its task part does not shrink with
+seeds: where it alone is too wide, no seed count decides, and the cell says so). Cells outside a table's verdict
+family are estimates: `estimate()` gives the interval without a verdict.
 
     python bench/stats.py "runs/x/webshop__grpo_baseline__*" "runs/x/webshop__bpo__*"    # B - A, every metric
 """
@@ -35,6 +41,8 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 DELTA = 0.03  # the equivalence margin, in the metric's units (success: 3 points)
+EFFECT = 0.03  # the smallest difference worth detecting: the seed counts of an inconclusive cell are for it
+TARGETS = ("algorithm", "test set")
 METRICS = (("success", "greedy"), ("success", "sampled"), ("reward", "greedy"), ("reward", "sampled"))
 
 
@@ -91,20 +99,32 @@ class Comparison:
     seeds: int  # per arm (paired: both)
     tasks: int
     verdict: str = ""
-    seeds_needed: int | None = None  # inconclusive: per arm, at 80% power
+    seeds_needed: int | None = None  # inconclusive: per arm, to detect `effect` at 80% power
     note: str = ""
+    target: str = "algorithm"
+    fixed_variance: float = 0.0  # the part of se^2 that more seeds do not shrink (the task part)
+    effect: float = EFFECT
+
+    def interval(self) -> str:
+        """`+0.045 [+0.012, +0.078]`: the estimate alone, for a cell outside a table's verdict family."""
+        return f"{self.estimate:+.3f} [{self.low:+.3f}, {self.high:+.3f}]"
 
     def cell(self) -> str:
-        """`+0.045 [+0.012, +0.078] better` or `... inconclusive (about 9 seeds per arm would decide)`."""
-        text = f"{self.estimate:+.3f} [{self.low:+.3f}, {self.high:+.3f}] {self.verdict}"
+        """`+0.045 [+0.012, +0.078] better` or `... inconclusive (about 9 seeds per arm would detect a 0.03
+        difference)`."""
+        text = f"{self.interval()} {self.verdict}"
         if self.verdict == "inconclusive" and self.seeds_needed:
-            text += f" (about {self.seeds_needed} seeds per arm would decide)"
+            text += (f" (about {self.seeds_needed} seeds per arm would detect a {self.effect:g} difference)"
+                     if self.seeds_needed > self.seeds else
+                     f" ({self.seeds} seeds per arm already detect a {self.effect:g} difference at 80% power)")
         elif self.verdict == "inconclusive" and self.note:
             text += f" ({self.note})"
         return text
 
 
 NO_SPREAD = "every seed gives every task the same difference: no spread to measure"
+ONE_SEED = "one seed per arm: no seed spread measured"
+TASK_BOUND = "its task part alone is too wide: more tasks, not more seeds, would decide"
 
 
 def residual_variance(table: np.ndarray) -> float:
@@ -116,87 +136,139 @@ def residual_variance(table: np.ndarray) -> float:
     return float((residual ** 2).sum() / ((n - 1) * (t - 1)))
 
 
-def seed_variance(table: np.ndarray) -> tuple[float, float]:
-    """(variance of a seed's test-set mean, its degrees of freedom): the seeds' spread, floored by the seed x task
-    noise; one seed: the task-level variance of its values over T (its only measure of noise)."""
+def mean_squares(table: np.ndarray) -> tuple[float, float, float]:
+    """(MS_seeds, MS_tasks, MS_residual) of a (seeds, tasks) table; nan where a factor has one level."""
     n, t = table.shape
-    if n == 1:
-        return float(table[0].var(ddof=1) / t) if t > 1 else 0.0, max(1, t - 1)
-    spread, floor = float(table.mean(axis=1).var(ddof=1)), residual_variance(table) / t
-    return (spread, n - 1) if spread >= floor else (floor, (n - 1) * (t - 1))
+    ms_seeds = t * float(table.mean(axis=1).var(ddof=1)) if n > 1 else math.nan
+    ms_tasks = n * float(table.mean(axis=0).var(ddof=1)) if t > 1 else math.nan
+    return ms_seeds, ms_tasks, residual_variance(table)
 
 
-def compare(a: dict[int, dict[int, float]], b: dict[int, dict[int, float]], delta: float = DELTA) -> Comparison:
+def paired_variance(table: np.ndarray, target: str) -> tuple[float, float]:
+    """(variance of the grand mean of a paired difference table d[s, t], the part of it more seeds do not shrink).
+    `algorithm`: (MS_s + MS_t - MS_e) / (n T), the seeds' and tasks' parts, at least the larger of the two lower
+    bounds MS_s / (n T), MS_t / (n T); `test set`: max(MS_s, MS_e) / (n T)."""
+    n, t = table.shape
+    ms_seeds, ms_tasks, ms_residual = mean_squares(table)
+    if n == 1:  # one seed: the task-level variance is its only measure of noise
+        return (ms_tasks / t if t > 1 else 0.0), 0.0
+    if t == 1:
+        return ms_seeds / n, 0.0
+    if target == "test set":
+        return max(ms_seeds, ms_residual) / (n * t), 0.0
+    variance = max(ms_seeds + ms_tasks - ms_residual, ms_seeds, ms_tasks) / (n * t)
+    return variance, min(variance, max(0.0, ms_tasks - ms_residual) / (n * t))
+
+
+def unpaired_variance(table_a: np.ndarray, table_b: np.ndarray, target: str) -> tuple[float, float, float]:
+    """(variance of mean B - mean A, its fixed part, Welch's degrees of freedom) for arms that ran different seeds
+    over the same tasks: each arm's seed part (floored by its seed x task noise for `test set`) and, for
+    `algorithm`, the task part of the difference of the task means (less the residual noise it also holds)."""
+    parts, residual = [], 0.0
+    for table in (table_a, table_b):
+        n, t = table.shape
+        ms_seeds, _, ms_residual = mean_squares(table)
+        seed_part = ms_seeds / (n * t) if n > 1 else float(table[0].var(ddof=1) / t) if t > 1 else 0.0
+        floor = ms_residual / (n * t) if math.isfinite(ms_residual) else 0.0
+        parts.append((max(seed_part, floor) if target == "test set" else seed_part, n))
+        residual += floor
+    seed_variance = sum(v for v, _ in parts)
+    df = seed_variance ** 2 / max(1e-300, sum(v ** 2 / max(1, n - 1) for v, n in parts)) if seed_variance > 0 \
+        else float(min(n for _, n in parts) - 1)
+    if target == "test set" or table_a.shape[1] < 2:
+        return seed_variance, 0.0, max(1.0, df)
+    task_part = float((table_b.mean(axis=0) - table_a.mean(axis=0)).var(ddof=1)) / table_a.shape[1]
+    variance = max(seed_variance + task_part - residual, seed_variance, task_part)
+    return variance, min(variance, max(0.0, task_part - residual)), max(1.0, df)
+
+
+def compare(a: dict[int, dict[int, float]], b: dict[int, dict[int, float]], delta: float = DELTA,
+            target: str = "algorithm", effect: float = EFFECT) -> Comparison:
     """B - A over the tasks every run of both arms has; `a`, `b`: seed -> task -> value. Paired by seed where both
-    arms ran the same seeds, unpaired (Welch) otherwise."""
+    arms ran the same seeds, unpaired otherwise. `target`: `algorithm` (tasks drawn from a population) or `test set`
+    (these tasks)."""
     tasks = sorted(set.intersection(*(set(v) for v in list(a.values()) + list(b.values()))))
     if not tasks:
         raise ValueError("the arms share no task")
     shared = sorted(set(a) & set(b))
     if shared and set(a) == set(b):
-        table = np.array([[b[s][t] - a[s][t] for t in tasks] for s in shared])
-        variance, df = seed_variance(table)
-        estimate, n, se = float(table.mean()), len(shared), math.sqrt(variance / len(shared))
-    else:
-        parts = []
-        for arm in (a, b):
-            table = np.array([[arm[s][t] for t in tasks] for s in sorted(arm)])
-            parts.append((float(table.mean()), *seed_variance(table), len(arm)))
-        (mean_a, var_a, df_a, n_a), (mean_b, var_b, df_b, n_b) = parts
-        estimate, se = mean_b - mean_a, math.sqrt(var_a / n_a + var_b / n_b)
-        df = (var_a / n_a + var_b / n_b) ** 2 / max(1e-300, (var_a / n_a) ** 2 / df_a + (var_b / n_b) ** 2 / df_b)
-        n = min(n_a, n_b)
+        return paired(np.array([[b[s][t] - a[s][t] for t in tasks] for s in shared]), delta, target, effect)
+    return unpaired(*(np.array([[arm[s][t] for t in tasks] for s in sorted(arm)]) for arm in (a, b)), delta, target,
+                    effect)
+
+
+def paired(table: np.ndarray, delta: float = DELTA, target: str = "algorithm", effect: float = EFFECT) -> Comparison:
+    """The comparison of a (seeds, tasks) table of paired differences B - A."""
+    variance, fixed = paired_variance(table, target)
+    n = table.shape[0]
+    return finish(float(table.mean()), variance, fixed, max(1.0, n - 1.0), n, table.shape[1], delta, target, effect)
+
+
+def unpaired(table_a: np.ndarray, table_b: np.ndarray, delta: float = DELTA, target: str = "algorithm",
+             effect: float = EFFECT) -> Comparison:
+    """B - A for arms that ran different seeds over the same tasks ((seeds, tasks) tables of values)."""
+    variance, fixed, df = unpaired_variance(table_a, table_b, target)
+    return finish(float(table_b.mean() - table_a.mean()), variance, fixed, df, min(len(table_a), len(table_b)),
+                  table_a.shape[1], delta, target, effect)
+
+
+def finish(estimate: float, variance: float, fixed: float, df: float, seeds: int, tasks: int, delta: float,
+           target: str, effect: float) -> Comparison:
+    if target not in TARGETS:
+        raise ValueError(f"target {target!r}: one of {TARGETS}")
+    se = math.sqrt(variance) if variance > 1e-15 else 0.0  # below that, rounding error of a table with no spread
     low, high, p = t_interval(estimate, se, df)
-    return decide(Comparison(estimate, se, df, low, high, p, n, len(tasks)), delta, p < 0.05)
+    c = Comparison(estimate, se, df, low, high, p, seeds, tasks, target=target, fixed_variance=fixed, effect=effect)
+    return decide(c, delta, p < 0.05)
 
 
 def t_interval(estimate: float, se: float, df: float) -> tuple[float, float, float]:
-    """(low, high, p): the 95% t interval of `estimate` and the two-sided p of 0; se 0 (all agree) is exact."""
+    """(low, high, p): the 95% t interval of `estimate` and the two-sided p of 0; se 0 (no variance observed)
+    measures nothing: a zero-width interval and p = 1."""
     if se == 0.0:
-        return estimate, estimate, 0.0 if estimate != 0 else 1.0
+        return estimate, estimate, 1.0
     half = float(scipy_stats.t.ppf(0.975, df)) * se
     return estimate - half, estimate + half, float(2 * scipy_stats.t.sf(abs(estimate) / se, df))
 
 
 def decide(c: Comparison, delta: float, significant: bool) -> Comparison:
     """The verdict of `c`, given whether its (possibly family-adjusted) test rejects 0."""
-    single_seed = c.seeds < 2
-    no_spread = c.se == 0.0 and c.estimate == 0.0  # say, every task lost by both arms in every seed
-    if no_spread:  # a zero-width interval from zero observed variance bounds nothing: never "equivalent"
+    c.seeds_needed, c.note = None, ""
+    if c.se == 0.0:  # zero observed variance bounds nothing, whatever the estimate: never better, never equivalent
         c.verdict, c.note = "inconclusive", NO_SPREAD
-    elif significant and not single_seed:
+    elif c.seeds < 2:
+        c.verdict, c.note = "inconclusive", ONE_SEED
+    elif significant:
         c.verdict = "better" if c.estimate > 0 else "worse"
-    elif -delta < c.low and c.high < delta and not single_seed:
+    elif -delta < c.low and c.high < delta:
         c.verdict = f"equivalent within +-{delta:g}"
     else:
         c.verdict = "inconclusive"
-        per_seed = c.se ** 2 * max(1, c.seeds)  # the variance one seed contributes
-        df_per_seed = c.df / (c.seeds - 1) if c.seeds > 1 else 1.0  # n seeds: (n - 1) x this many df
-        wanted = [abs(c.estimate)] + ([delta - abs(c.estimate)] if abs(c.estimate) < delta else [])
-        usable = math.isfinite(per_seed) and per_seed > 0 and math.isfinite(df_per_seed)  # one shared task: no floor
-        needed = [seeds_to_decide(per_seed, w, df_per_seed) for w in wanted if w > 1e-9] if usable else []
-        c.seeds_needed = max(c.seeds + 1, min(needed)) if needed else None
-        c.note = "one seed per arm: no seed spread measured" if single_seed else c.note
+        c.seeds_needed = seeds_to_detect((c.se ** 2 - c.fixed_variance) * c.seeds, c.fixed_variance, c.effect)
+        c.note = "" if c.seeds_needed else TASK_BOUND
     return c
 
 
-def seeds_to_decide(per_seed: float, width: float, df_per_seed: float, most: int = 10_000) -> int:
-    """The fewest seeds per arm n >= 2 whose 95% interval, at 80% power, excludes 0 when the true difference is
-    `width` (or bounds it within the margin, `width` = delta - |estimate|): n >= (t_.975 + t_.80)^2 per_seed / width^2,
-    the t quantiles at n's own degrees of freedom (a normal z would promise 2 seeds where 3 did not decide)."""
-    n = max(2, math.ceil((1.959964 + 0.841621) ** 2 * per_seed / width ** 2))  # the normal bound: t is wider
+def seeds_to_detect(per_seed: float, fixed: float, effect: float, most: int = 10_000) -> int | None:
+    """The fewest seeds per arm n >= 2 whose 95% interval excludes 0 with 80% power when the true difference is
+    `effect`: (t_.975 + t_.80)^2 (per_seed / n + fixed) <= effect^2, t at n - 1 degrees of freedom; `per_seed` is the
+    variance one seed contributes, `fixed` the task part that no seed count shrinks. None: not even `most` seeds."""
+    room = effect ** 2 / (1.959964 + 0.841621) ** 2 - fixed  # what the seeds' part may take, at the normal bound
+    if room <= 0:  # even infinitely many seeds leave the task part
+        return None
+    n = max(2, math.ceil(max(per_seed, 0.0) / room))  # the normal bound: t is wider, so start here and count up
     while n < most:
-        df = df_per_seed * (n - 1)
-        if n >= (scipy_stats.t.ppf(0.975, df) + scipy_stats.t.ppf(0.80, df)) ** 2 * per_seed / width ** 2:
-            break
+        if (scipy_stats.t.ppf(0.975, n - 1) + scipy_stats.t.ppf(0.80, n - 1)) ** 2 * \
+                (max(per_seed, 0.0) / n + fixed) <= effect ** 2:
+            return n
         n += 1
-    return n
+    return None
 
 
 def mean_over_seeds(per_seed: list[float]) -> Comparison:
     """A logged quantity's mean over seeds against 0 (one value per seed, say a run's mean over steps of BPO's
-    pre-branch advantage): t interval with n - 1 df; verdict `above 0` / `below 0` / `inconclusive` (no equivalence
-    margin: the quantity has no natural one), with the seeds that would tell it from 0."""
+    pre-branch advantage): t interval with n - 1 df; verdict `above 0` / `below 0` / `inconclusive` (no margin and no
+    seed count: the quantity has no natural smallest effect)."""
     values = np.array([v for v in per_seed if math.isfinite(v)], dtype=float)
     if len(values) == 0:
         raise ValueError("no finite per-seed value")
@@ -204,10 +276,11 @@ def mean_over_seeds(per_seed: list[float]) -> Comparison:
     estimate = float(values.mean())
     se, df = (float(values.std(ddof=1) / math.sqrt(n)), n - 1.0) if n > 1 else (math.inf, 1.0)
     low, high, p = t_interval(estimate, se, df) if n > 1 else (-math.inf, math.inf, 1.0)
-    c = decide(Comparison(estimate, se, df, low, high, p, n, 1), 0.0, p < 0.05)
-    c.verdict = {"better": "above 0", "worse": "below 0"}.get(c.verdict, c.verdict)
+    c = decide(Comparison(estimate, se, df, low, high, p, n, 1, target="seeds"), 0.0, p < 0.05)
+    c.verdict, c.seeds_needed = {"better": "above 0", "worse": "below 0"}.get(c.verdict, c.verdict), None
+    c.note = "" if c.note == TASK_BOUND else c.note
     if n > 1 and se == 0.0 and estimate == 0.0:  # say, the pre-branch advantage at lambda 0: none by construction
-        c.verdict, c.seeds_needed, c.note = "0 in every seed", None, ""
+        c.verdict, c.note = "0 in every seed", ""
     return c
 
 
@@ -281,21 +354,25 @@ def main() -> None:
     parser.add_argument("a", help="glob of group A's run directories (quote it)")
     parser.add_argument("b", nargs="?", help="glob of group B's (else: A's gain over its start)")
     parser.add_argument("--delta", type=float, default=DELTA, help="equivalence margin")
+    parser.add_argument("--target", choices=TARGETS, default="algorithm",
+                        help="what a verdict is about: the algorithms (tasks drawn from a population) or this test set")
     cli = parser.parse_args()
     a = {seed: load_outcomes(run_dir) for seed, run_dir in runs_by_seed(cli.a).items()}
     b = {seed: load_outcomes(run_dir) for seed, run_dir in runs_by_seed(cli.b).items()} if cli.b else None
     splits = list(dict.fromkeys(r["split"] for r in next(iter(a.values()))))
     print(f"A = {cli.a} (seeds {sorted(a)})" + (f"\nB = {cli.b} (seeds {sorted(b)})" if b else ""))
-    print("per metric: estimate [95% interval] verdict; the estimand is these tasks, over seeds (bench/stats.py)")
+    print(f"per metric: estimate [95% interval] verdict; target: {cli.target} (bench/stats.py), unadjusted for the "
+          f"{len(METRICS) * 2} cells per split")
     for split in splits:
         print(f"\n== {split} ==")
         for metric, decoding in METRICS:
             name = f"{metric}, {decoding}"
-            gain_a = compare(arm(a, 0, split, decoding, metric), arm(a, -1, split, decoding, metric), cli.delta)
+            gain_a = compare(arm(a, 0, split, decoding, metric), arm(a, -1, split, decoding, metric), cli.delta,
+                             cli.target)
             line = f"  {name:18} A end - start {gain_a.cell()}"
             if b:
                 difference = compare(arm(a, -1, split, decoding, metric), arm(b, -1, split, decoding, metric),
-                                     cli.delta)
+                                     cli.delta, cli.target)
                 line += f" | B - A {difference.cell()}"
             print(line)
 

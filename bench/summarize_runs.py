@@ -63,6 +63,8 @@ def split_prefixes(rows: list[dict]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dirs", nargs="+")
+    parser.add_argument("--target", choices=stats.TARGETS, default="algorithm",
+                        help="what the gains' verdicts are about: the algorithm (tasks drawn) or this test set")
     cli = parser.parse_args()
     empty = [d for d in cli.run_dirs if not os.path.exists(os.path.join(d, "metrics.csv"))]
     if empty:  # a run stopped before its first evaluation wrote nothing to summarize
@@ -119,14 +121,15 @@ def main() -> None:
     teacher = all(any(r["decoding"] == "teacher_greedy" for r in seed_records) for seed_records in records.values())
     for decoding in ("sampled", "greedy") if teacher else ():
         lead = stats.compare(stats.arm(records, 0, splits[0], decoding, "success"),
-                             stats.arm(records, 0, splits[0], f"teacher_{decoding}", "success"))
+                             stats.arm(records, 0, splits[0], f"teacher_{decoding}", "success"), target=cli.target)
         print(f"teacher at the start ({decoding}, split {splits[0]}): lead over the student {lead.cell()}")
     n = len(records)
     for split in splits:
-        print(f"\n{split}: gain over the start over {n} seed(s), from the per-task outcomes (bench/stats.py)")
+        print(f"\n{split}: gain over the start over {n} seed(s), from the per-task outcomes (bench/stats.py, target: "
+              f"{cli.target}; each cell on its own)")
         for metric, decoding in stats.METRICS:
             gain = stats.compare(stats.arm(records, 0, split, decoding, metric),
-                                 stats.arm(records, -1, split, decoding, metric))
+                                 stats.arm(records, -1, split, decoding, metric), target=cli.target)
             print(f"  {metric + '_' + decoding:16} {gain.cell()}")
 
 

@@ -43,13 +43,26 @@ def test_compare_gives_every_algorithm_one_token_budget_writes_the_table_and_res
     for name, label in labels.items():
         assert re.search(rf"^\| {re.escape(label)} \| [\d.]+ \| \d+ \+- \d+ \(\d+\) \|", table, re.M), (name, table)
     assert (out / "compare_math.png").stat().st_size > 10_000
+    # the data file alone gives the same table (what tests/test_published_tables.py checks for every committed table)
+    data = out / "data" / "compare_math.json.gz"
+    assert 0 < data.stat().st_size < 2_000_000
+    again = subprocess.run([sys.executable, "bench/compare.py", "--from-data", str(data), "--out-dir",
+                            str(tmp_path / "again"), "--no-figure"], cwd=ROOT, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (tmp_path / "again" / "compare_math.md").read_text() == table
     assert re.search(r"^\| SFT start \(step 0, GRPO's runs\) \| \d\.\d{3}", table, re.M)
-    # verdicts from bench/stats.py: every cell an estimate, its interval and a word; BPO's primary cell in Holm's family
+    # bench/stats.py: every cell an estimate and its interval; a verdict only in the primary family (greedy success
+    # on the first split: every gain and every difference from GRPO, Holm together); reward is success on math
     verdicts = r"(better|worse|equivalent within \+-0\.03|inconclusive)"
-    assert re.search(rf"^\| GRPO \| \d\.\d{{3}} \+- \d\.\d{{3}}; over the start [+-]\d\.\d{{3}} \[[+-]\d\.\d{{3}}, "
-                     rf"[+-]\d\.\d{{3}}\] {verdicts}", table, re.M), table
-    assert re.search(rf"^\| BPO \(M=2, K=4\) \| .*against GRPO [+-]\d\.\d{{3}} \[.*\] {verdicts}", table, re.M)
-    assert "(secondary)" in table
+    interval = r"[+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]"
+    rows = {line.split(" | ")[0][2:]: line.split(" | ")[1:] for line in table.splitlines()
+            if line.startswith("| ") and "; over the start" in line}
+    header = next(line for line in table.splitlines() if line.startswith("| algorithm | success"))
+    assert header == "| algorithm | success_sampled | success_greedy |", header  # no reward columns on math
+    assert re.fullmatch(rf"\d\.\d{{3}} \+- \d\.\d{{3}}; over the start {interval} {verdicts}.*", rows["GRPO"][1])
+    assert re.fullmatch(rf".*; against GRPO {interval} {verdicts}.*", rows["BPO (M=2, K=4)"][1])
+    assert re.fullmatch(rf"\d\.\d{{3}} \+- \d\.\d{{3}}; over the start {interval}; against GRPO {interval}",
+                        rows["BPO (M=2, K=4)"][0])  # sampled success: an estimate, no verdict
     assert re.search(r"Sampled tokens to hold half of GRPO's mean greedy gain .* at two consecutive evaluations|"
                      r"GRPO's mean greedy success did not rise", table), table
     diagnostic = r"[+-]\d\.\d{4} \[[+-]\d\.\d{4}, [+-]\d\.\d{4}\] (above 0|below 0|0 in every seed|inconclusive.*)"
@@ -64,8 +77,8 @@ def test_compare_gives_every_algorithm_one_token_budget_writes_the_table_and_res
         return runs
 
     won = [sum(run) / len(run) for run in column("grpo", "train_success")]  # training success: mean over steps
-    assert re.search(rf"^\| GRPO \| .* \| {np.mean(won):.3f} \+- {np.std(won):.3f} \| no snapshots \|$", table,
-                     re.M), table
+    assert re.search(rf"^\| GRPO \| .* \| {np.mean(won):.3f} \+- {np.std(won, ddof=1):.3f} \| no snapshots \|$",
+                     table, re.M), table
     shares = [share for run in column("bpo", "snapshot_percent") for share in run]  # BPO's snapshot share of rollouts
     assert shares and re.search(rf"^\| BPO \(M=2, K=4\) \| .* \| {np.mean(shares):.1f}; {min(shares):.1f}-"
                                 rf"{max(shares):.1f} \|$", table, re.M), table

@@ -44,15 +44,14 @@ def only_run_dir(runs_dir) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script, learner", [("bpo.py", "ddp"), ("treepo.py", "vllm"), ("branchopd.py", "fsdp"),
-                                             ("grpo_baseline.py", "fsdp-kl")])
+@pytest.mark.parametrize("script, learner", [("treepo.py", "vllm"), ("branchopd.py", "fsdp"), ("bpo.py", "fsdp-kl")])
 def test_two_ranks_update_equals_one_rank(script, learner, tmp_path, cache_dir):
-    """Every script's algorithm on two ranks once, each learner once (the DDP, FSDP2 and vLLM lines are shared blocks,
-    the same in every script: tests/test_blocks.py): DDP for BPO; DDP with a vLLM engine per rank for TreePO, whose
-    segment rounds are the most irregular; FSDP2 (`--fsdp`) for BranchOPD, whose repair loss runs a second forward
-    through the sharded module before the backward, with its teacher sharded too; and FSDP2 for GRPO with a KL
-    reference (sharded like the learner: each rank holds half of it) and gradients accumulated over micro-batches,
-    against one rank's whole-minibatch update."""
+    """Each learner once, against one rank's whole-minibatch update (the DDP, FSDP2 and vLLM lines are shared blocks,
+    the same in every script: tests/test_blocks.py; GRPO runs on two ranks in the resume test below): DDP with a
+    vLLM engine per rank for TreePO, whose segment rounds are the most irregular; FSDP2 (`--fsdp`) for BranchOPD,
+    whose repair loss runs a second forward through the sharded module before the backward, with its teacher sharded
+    too; and FSDP2 for BPO with a KL reference (sharded like the learner: each rank holds half of it) and gradients
+    accumulated over micro-batches."""
     backend = ["--backend", "vllm"] if learner == "vllm" else []
     kl = ["--beta", "0.04"] if learner == "fsdp-kl" else []
     run(script, ["--total-steps", "1", "--runs-dir", str(tmp_path / "one")] + backend + kl, 1, cache_dir)
@@ -74,7 +73,7 @@ def test_two_ranks_update_equals_one_rank(script, learner, tmp_path, cache_dir):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", ["treepo.py"])  # the resume lines are the same in every script (CI time)
+@pytest.mark.parametrize("script", ["grpo_baseline.py"])  # the resume lines are the same in every script (CI time)
 def test_a_two_rank_run_writes_one_set_of_artifacts_and_resumes_exactly(script, tmp_path, cache_dir):
     """Under --fsdp: the checkpoint gathers the shards of the model and of AdamW's state, a resume deals them out."""
     run(script, ["--total-steps", "2", "--runs-dir", str(tmp_path / "straight"), "--fsdp"], 2, cache_dir)
