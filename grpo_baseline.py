@@ -25,6 +25,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import atexit
 import copy
 import csv
 import itertools
@@ -1403,7 +1404,8 @@ if __name__ == "__main__":
             print(stop.code, file=sys.stderr)
             raise SystemExit(2) from None
         raise
-    if dist.is_initialized():  # torchrun: leave without tearing down gloo's worker threads, whose destructor
-        sys.stdout.flush()     # can deadlock on the GIL at interpreter exit (seen on 2 CPU ranks)
-        sys.stderr.flush()
+    if dist.is_initialized():  # torchrun (or vLLM's in-process engine, a world of one): leave without tearing down
+        sys.stdout.flush()     # gloo's worker threads, whose destructor can deadlock on the GIL at interpreter exit
+        sys.stderr.flush()     # (seen on 2 CPU ranks), after the exit handlers (the swe sandboxes' containers)
+        atexit._run_exitfuncs()
         os._exit(0)
