@@ -61,6 +61,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 import stats
+from published import first_and_last_evaluations
 from summarize_runs import eval_curve, read_rows, split_prefixes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -250,16 +251,12 @@ def collect_data(run_dirs: dict[str, str], setting: dict) -> dict:
     for key, run_dir in sorted(run_dirs.items()):
         with open(os.path.join(ROOT, run_dir, "config.json")) as f:
             config = json.load(f)
-        records = stats.load_outcomes(os.path.join(ROOT, run_dir))
-        kept = set()  # (split, step): each split's first and last evaluation of the policy (and teacher records)
-        for split in {r["split"] for r in records}:
-            steps = stats.evaluated_steps([r for r in records if r["split"] == split])
-            kept |= {(split, steps[0]), (split, steps[-1])}
+        records = first_and_last_evaluations(stats.load_outcomes(os.path.join(ROOT, run_dir)))
         runs[key] = {"run_dir": run_dir, "config": {k: config[k] for k in ("seed", "eval_splits", "model", "provenance")
                                                     if k in config},
                      "metrics": read_rows(os.path.join(ROOT, run_dir)),
                      "outcomes": [{k: r[k] for k in ("step", "split", "decoding", "sample", "task_id", "won", "reward")}
-                                  for r in records if (r["split"], r["step"]) in kept]}
+                                  for r in records]}
     return {**setting, "runs": runs}
 
 
