@@ -24,8 +24,9 @@ RECORD = "held_out_greedy.json"
 RECORD_TASKS = 30
 
 
-def play_record(model_dir: str, env_name: str) -> dict:
-    """The greedy play of `model_dir` on the first RECORD_TASKS tasks of the env's primary held-out split."""
+def play_record(model_dir: str, env_name: str, tasks: int = RECORD_TASKS) -> dict:
+    """The greedy play of `model_dir` on the first `tasks` (at most RECORD_TASKS) tasks of the env's primary held-out
+    split."""
     import grpo_baseline
     from envs import make_env
     from policy import cpu_model, load_policy
@@ -34,7 +35,7 @@ def play_record(model_dir: str, env_name: str) -> dict:
     args.history_window, args.include_admissible = prompt["history_window"], prompt["include_admissible"]
     args.recent_actions = prompt["recent_actions"]
     split = args.eval_splits[0]
-    tasks = min(RECORD_TASKS, make_env(env_name, split=split).num_tasks)
+    tasks = min(tasks, RECORD_TASKS, make_env(env_name, split=split).num_tasks)
     envs = [make_env(env_name, split=split) for _ in range(tasks)]
     sampler = grpo_baseline.HFSampler(model, tokenizer, args.max_new_tokens)
     _, _, records = grpo_baseline.evaluate(envs, list(range(tasks)), sampler, tokenizer, args, 0.0)

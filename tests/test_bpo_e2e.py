@@ -58,7 +58,7 @@ def test_bpo_rejects_env_without_snapshot(tmp_path, cache_dir, monkeypatch):
 def test_bpo_resume_continues_exactly(tmp_path, cache_dir):
     import torch
 
-    common = dict(env="webshop", total_steps=2, checkpoint_every=1, cache_dir=cache_dir, **SMALL)
+    common = dict(env="math", total_steps=2, checkpoint_every=1, cache_dir=cache_dir, **SMALL)  # CI time: math
     straight = bpo.main(bpo.Args(runs_dir=str(tmp_path / "straight"), **common))
     interrupted = bpo.main(bpo.Args(runs_dir=str(tmp_path / "interrupted"), stop_at_step=1, **common))
     resumed = bpo.main(bpo.Args(resume=interrupted))

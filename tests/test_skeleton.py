@@ -97,8 +97,7 @@ def test_editing_a_helper_of_the_demonstrations_changes_the_warm_start_key(tmp_p
     tree = tmp_path / "tree"
     shutil.copytree(ROOT / "envs", tree / "envs", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "policy.py", tree / "policy.py")
-    before = warm_start_key_of(tree, env)
-    assert warm_start_key_of(tree, env) == before  # stable
+    before = warm_start_key_of(tree, env)  # (a key is stable from one process to the next: test_warm_starts.py)
     source = (tree / path).read_text()
     assert helper in source
     (tree / path).write_text(source.replace(helper, helper.replace("(", "_original(") + "*args):\n    pass\n\n\n" +

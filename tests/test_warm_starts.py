@@ -1,6 +1,7 @@
 """The shipped warm starts (warm_starts/): each default one is there under the current code's cache key (a change to
 the code or settings under a key fails here until bench/ship_warm_starts.py has shipped the new one), none is stale,
-and each still plays its recorded greedy episodes on 30 held-out tasks, task by task, on this machine."""
+and each still plays its recorded greedy episodes on 30 held-out tasks (swe: the first 10), task by task, on this
+machine."""
 
 import json
 import os
@@ -15,6 +16,7 @@ import policy  # noqa: E402
 from ship_warm_starts import RECORD, play_record  # noqa: E402
 
 ENVS = ["webshop", "math", "alfworld", "swe"]
+PLAYED_TASKS = {"swe": 10}  # CI time: swe's episodes run in Docker (all 30 took 75 s); the other envs play all 30
 
 
 def shipped(env_name: str) -> dict[str, str]:
@@ -41,12 +43,14 @@ def test_a_shipped_warm_start_plays_its_recorded_held_out_episodes(env_name, doc
         directory = os.path.join(policy.SHIPPED_DIR, name)
         with open(os.path.join(directory, RECORD)) as f:
             recorded = json.load(f)
-        played = play_record(directory, env_name)
-        assert played["tasks"] == recorded["tasks"] and len(played["tasks"]) == 30
+        assert len(recorded["tasks"]) == 30
+        tasks = PLAYED_TASKS.get(env_name, 30)
+        played = play_record(directory, env_name, tasks)
+        assert played["tasks"] == recorded["tasks"][:tasks]
         differing = [t for t, a, b in zip(played["tasks"], played["won"], recorded["won"]) if a != b]
         assert not differing, (f"{env_name} {role}: tasks {differing} won differently from the record made on "
                                f"{recorded['cpu']} (this machine: {played['cpu']})")
-        assert played["reward"] == pytest.approx(recorded["reward"], abs=1e-6)
+        assert played["reward"] == pytest.approx(recorded["reward"][:tasks], abs=1e-6)
 
 
 def test_the_spread_bench_builds_each_seeds_warm_start_evaluates_it_once_and_prints_the_table(tmp_path, cache_dir):
