@@ -1429,10 +1429,10 @@ def main(args: Args) -> str:
         dist.barrier()
     teacher.to(model.device)
     if args.shard_teacher:  # FSDP2: every rank holds a shard of the teacher; its forwards become collectives
-        mesh = init_device_mesh(model.device.type, (world_size,))
+        teacher_mesh = init_device_mesh(model.device.type, (world_size,))
         for layer in getattr(getattr(teacher, "model", None), "layers", []):
-            fully_shard(layer, mesh=mesh)
-        fully_shard(teacher, mesh=mesh)
+            fully_shard(layer, mesh=teacher_mesh)
+        fully_shard(teacher, mesh=teacher_mesh)
     group_size = args.num_generations if args.mode == "multi_rollout" else 1
     train_envs = [make_env(args.env, split="train", **env_kwargs) for _ in range(args.tasks_per_step * group_size)]
     fork_rng = random.Random(args.seed)
