@@ -143,7 +143,7 @@ def bindings(tree: ast.Module) -> list[tuple[str, str, int]]:
 def rebinding(script_name: str, script: list[str]) -> list[str]:
     """(d): names bound in shared code and again in the algorithm's, flags written by the algorithm's code."""
     labels, tree = regions(script), ast.parse("\n".join(script))
-    algorithm = lambda line: labels[line - 1][0] in ("docstring", "flags", "algo")  # noqa: E731
+    algorithm = lambda line: labels[line - 1][0] in ("docstring", "flags", "algo")
     found = bindings(tree)
     shared = {(scope, name) for scope, name, line in found if not algorithm(line)}
     allowed = REBOUND.get(script_name, {})
@@ -242,8 +242,8 @@ def test_the_check_catches_a_shadowed_loss_a_written_flag_and_a_changed_default(
         script[last_algo + 1:]
     main_algo = next(i for i, line in enumerate(script) if line.startswith("        # ALGO LOGIC: 2. advantages"))
     written = script[:main_algo + 1] + ["        args.max_grad_norm = 1e9"] + script[main_algo + 1:]
-    faster = script[:main_algo + 1] + ["        optimizer = torch.optim.AdamW(model.parameters(), "
-                                       "lr=10 * args.learning_rate)"] + script[main_algo + 1:]
+    faster = script[:main_algo + 1] + ["        optimizer = torch.optim.AdamW(model.parameters(), lr=10 * args.lr)"] \
+        + script[main_algo + 1:]
     assert not check(read(SKELETON), shadowed) and not check(read(SKELETON), written)  # (a)-(c) let them through
     assert any("`policy_loss` (<module>) is bound in a shared block" in p for p in rebinding("bpo.py", shadowed))
     assert any("writes the flag args.max_grad_norm" in p for p in rebinding("bpo.py", written))
