@@ -61,10 +61,10 @@ from transformers import DynamicCache
 
 from envs import dataset_kwargs, make_env
 from envs.workers import check_env_workers, step_all
-from policy import (action_choices, allowed_next, build_prompt, check_resume, check_run_flags, fit_memory, fork_pieces,
-                    format_memory_plan, load_policy, memory_plan, model_shape, parse_reply, peak_resident_bytes,
-                    plot_learning_curve, provenance, resident_bytes, stop_on_interrupt, stop_token_ids, summary_table,
-                    tree_records)
+from policy import action_choices, allowed_next, build_prompt, load_policy, parse_reply, stop_token_ids
+from run_tools import (check_resume, check_run_flags, fit_memory, fork_pieces, format_memory_plan, memory_plan,
+                       model_shape, peak_resident_bytes, plot_learning_curve, provenance, resident_bytes,
+                       stop_on_interrupt, summary_table, tree_records)
 
 # ALGO LOGIC: what BranchOPD imports beyond the skeleton: the teacher, sharded teachers, snapshots by replay, the
 #    reply's layout and the protocol's patterns

@@ -2,7 +2,7 @@
 
     python bench/memory_check.py          # writes bench/results/memory_check.txt (about 3 minutes)
 
-The plan (`policy.memory_plan`) is a worst case for the flags: every decision of a minibatch trained, each `S` tokens
+The plan (`run_tools.memory_plan`) is a worst case for the flags: every decision of a minibatch trained, each `S` tokens
 long with `A` reply tokens. A real step rarely reaches it (a group whose returns are equal trains nothing; replies
 stop early), so a run's peak sits below its plan (bench/real_model_steps.py prints both). Here each case runs, in a
 fresh process, what the plan describes: the process as the scripts measure it before the model, the model, AdamW,
@@ -33,7 +33,8 @@ def measure(model_name: str, rows: int, sequence: int, reply: int) -> dict:
     import torch
 
     import grpo_baseline
-    from policy import load_policy, memory_plan, peak_resident_bytes, plan_total, resident_bytes
+    from policy import load_policy
+    from run_tools import memory_plan, peak_resident_bytes, plan_total, resident_bytes
     torch.manual_seed(0)
     process = resident_bytes()
     model, tokenizer, _, _ = load_policy(model_name, "math", {}, os.path.join(ROOT, "cache"))

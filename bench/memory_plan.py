@@ -41,12 +41,12 @@ def plan(shape: str, ranks: int, flags: list[str]) -> None:
     from transformers import AutoModelForCausalLM, Qwen2Config
 
     import grpo_baseline
-    import policy
-    from policy import format_memory_plan, memory_plan
+    import run_tools
+    from run_tools import format_memory_plan, memory_plan
     config = Qwen2Config(**SHAPES[shape], max_position_embeddings=32768)
     with torch.device("meta"):
         parameters = sum(p.numel() for p in AutoModelForCausalLM.from_config(config).parameters())
-    policy.check_model = lambda name, flag: None  # `--model qwen` names a shape, not a directory on this machine
+    run_tools.check_model = lambda name, flag: None  # `--model qwen` names a shape, not a directory on this machine
     args = grpo_baseline.apply_env_defaults(grpo_baseline.parse_args(flags))
     print(f"\nQwen2.5-{shape.upper()} shape ({parameters / 1e9:.2f}B parameters), {ranks} rank(s): "
           f"grpo_baseline.py {' '.join(flags)}")

@@ -1,4 +1,5 @@
-"""What a researcher copies into their own project: one algorithm script, `policy.py` and `envs/`."""
+"""What a researcher copies into their own project: one algorithm script, `policy.py`, `run_tools.py` and
+`envs/`."""
 
 import ast
 import os
@@ -17,23 +18,25 @@ def local_modules() -> set[str]:
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_a_script_imports_only_policy_and_envs_from_this_project(script):
+def test_a_script_imports_only_policy_run_tools_and_envs_from_this_project(script):
     with open(os.path.join(ROOT, script)) as f:
         tree = ast.parse(f.read())
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
-    assert imported & local_modules() == {"envs", "policy"}, f"{script} imports {imported & local_modules()}"
+    ours = imported & local_modules()
+    assert ours == {"envs", "policy", "run_tools"}, f"{script} imports {ours}"
 
 
 @pytest.mark.slow
 def test_a_copied_script_runs_in_a_fresh_directory(tmp_path):
-    """The README's recipe: copy the script, policy.py and envs/ (no other file of this repository)."""
+    """The README's recipe: copy the script, policy.py, run_tools.py and envs/ (no other file of this repository)."""
     project = tmp_path / "my_project"
     project.mkdir()
     shutil.copy(os.path.join(ROOT, "grpo_baseline.py"), project / "my_grpo.py")
-    shutil.copy(os.path.join(ROOT, "policy.py"), project)
+    for module in ("policy.py", "run_tools.py"):
+        shutil.copy(os.path.join(ROOT, module), project)
     shutil.copytree(os.path.join(ROOT, "envs"), project / "envs",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "packages", "tasks.jsonl"))
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

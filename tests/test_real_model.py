@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import policy
+import run_tools
 from envs import make_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -50,7 +51,7 @@ def test_get_smollm2_does_nothing_when_the_model_is_there(smollm2_dir):
 
 def test_provenance_without_git(tmp_path):
     """A machine without git records no commit instead of failing (the GPU machines may lack it)."""
-    code = "import policy, json; print(json.dumps(policy.provenance('x')['git_commit']))"
+    code = "import run_tools, json; print(json.dumps(run_tools.provenance('x')['git_commit']))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          env={**os.environ, "PATH": str(tmp_path)})  # no git on the PATH
     assert out.returncode == 0, out.stderr[-2000:]
@@ -69,17 +70,17 @@ def test_the_memory_plan_picks_a_micro_batch_that_fits_or_refuses(smollm2_dir, c
     args = grpo_baseline.apply_env_defaults(grpo_baseline.parse_args(
         ["--env", "math", "--model", smollm2_dir, "--prompt-profile", "chat", "--max-memory", "24"]))
     assert args.minibatch_size == 128 and args.micro_batch_size is None
-    text = policy.fit_memory(args, 1, grpo_baseline.LOSS_CHUNK_BYTES, shape)
+    text = run_tools.fit_memory(args, 1, grpo_baseline.LOSS_CHUNK_BYTES, shape)
     assert 1 <= args.micro_batch_size < 128 and f"--micro-batch-size {args.micro_batch_size}" in text
-    planned = lambda rows: policy.plan_total(policy.memory_plan(
+    planned = lambda rows: run_tools.plan_total(run_tools.memory_plan(
         config, shape[1], args, 1, loss_chunk_bytes=grpo_baseline.LOSS_CHUNK_BYTES, rows=rows,
-        process_bytes=policy.resident_bytes()))
+        process_bytes=run_tools.resident_bytes()))
     assert planned(args.micro_batch_size) <= 24.05 and planned(args.micro_batch_size + 1) > 23.95  # RSS moves a bit
 
     args = grpo_baseline.apply_env_defaults(grpo_baseline.parse_args(
         ["--env", "math", "--model", smollm2_dir, "--prompt-profile", "chat", "--max-memory", "3"]))
     with pytest.raises(SystemExit) as refused:
-        policy.fit_memory(args, 1, grpo_baseline.LOSS_CHUNK_BYTES, shape)
+        run_tools.fit_memory(args, 1, grpo_baseline.LOSS_CHUNK_BYTES, shape)
     assert refused.value.code == 2
     message = capsys.readouterr().err
     assert "--max-memory 3" in message and "--max-new-tokens" in message

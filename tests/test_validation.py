@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import policy
+import run_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ["grpo_baseline", "bpo", "treepo", "branchopd"]
@@ -155,7 +155,7 @@ def test_resume_never_appends_to_a_finished_run_but_extends_it_when_asked(stoppe
 
 def test_a_resume_flag_list_is_what_the_readme_says():
     readme = (ROOT / "README.md").read_text()
-    for name in policy.RESUME_FLAGS[1:]:
+    for name in run_tools.RESUME_FLAGS[1:]:
         assert "--" + name.replace("_", "-") in readme
 
 
