@@ -1,15 +1,18 @@
 """How big the four algorithm scripts are, and what each one's diff against the skeleton is made of.
 
 For a git revision and the working tree: each script's lines that are neither blank nor `#` comments, and
-`diff grpo_baseline.py SCRIPT | grep -c '^[<>]'`; then, for the working tree, the diff lines of each script by
-the region they lie in (tests/test_blocks.py's regions: the docstring, the flags, each `# ALGO LOGIC:` block; as
-difflib aligns the two files, so the sum can differ from diff's count by a few lines).
+`diff grpo_baseline.py SCRIPT | grep -c '^[<>]'`, `main()`'s lines, the module-level names a reader meets above
+their definition (a use on an earlier line than the `def`, `class` or assignment that defines the name); then, for
+the working tree, the diff lines of each script by the region they lie in (tests/test_blocks.py's regions: the
+docstring, the flags, each `# ALGO LOGIC:` block; as difflib aligns the two files, so the sum can differ from
+diff's count by a few lines).
 
     python bench/script_sizes.py d4d0bd4
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import difflib
 import os
@@ -46,6 +49,28 @@ def gnu_diff_lines(skeleton: str, script: str, revision: str | None) -> int:
     return sum(line[:1] in "<>" for line in out.splitlines())
 
 
+def used_above_definition(lines: list[str]) -> list[str]:
+    """Module-level names (def, class, assignment) used on a line above the one that defines them."""
+    tree = ast.parse("\n".join(lines))
+    defined: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.setdefault(node.name, node.lineno)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        defined.setdefault(name.id, node.lineno)
+    return sorted({node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+                   and node.lineno < defined.get(node.id, 0)})
+
+
+def main_lines(lines: list[str]) -> int:
+    main = next(node for node in ast.parse("\n".join(lines)).body
+                if isinstance(node, ast.FunctionDef) and node.name == "main")
+    return size(lines[main.lineno - 1:main.end_lineno])
+
+
 def by_region(skeleton: list[str], script: list[str]) -> collections.Counter:
     left, right = regions(skeleton), regions(script)
     counts: collections.Counter = collections.Counter()
@@ -67,6 +92,13 @@ def main() -> None:
                                              f"{gnu_diff_lines(SKELETON, name, None):>9}")
         print(f"{name:18} {before:>16} {now:>10} {diffs}" + (f"  ({(now - before) / before:+.1%})"
                                                               if name == SKELETON else ""))
+    print(f"\n{'script':18} {'main() ' + cli.revision:>16} {'main() now':>10}   names used above their definition "
+          f"({cli.revision} -> now)")
+    for name in (SKELETON, *SCRIPTS):
+        before, now = source(name, cli.revision), source(name, None)
+        early = used_above_definition(now)
+        print(f"{name:18} {main_lines(before):>16} {main_lines(now):>10}   {len(used_above_definition(before))} -> "
+              f"{len(early)}: {', '.join(early)}")
     skeleton = source(SKELETON, None)
     for name in SCRIPTS:
         counts = by_region(skeleton, source(name, None))
